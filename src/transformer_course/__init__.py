@@ -1,0 +1,88 @@
+"""transformer_course: the attention, multi-head attention, encoder and decoder of the course.
+
+    >>> import torch, transformer_course as tc
+    >>> x = torch.randn(2, 5, 16)
+    >>> out, weights = tc.attention(x, x, x, beta=1.0)
+    >>> weights.shape
+    torch.Size([2, 5, 5])
+
+The top-level import stays light (torch only); ``data``, ``training``, ``plotting``,
+``check`` and ``bench`` are submodules loaded on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .bert import BertEncoder, BertEncoderOutput, from_huggingface
+from .functional import (
+    attention,
+    causal_mask,
+    hard_argmax,
+    merge_heads,
+    padding_mask,
+    soft_argmax,
+    split_heads,
+)
+from .interop import from_torch
+from .layers import (
+    Decoder,
+    DecoderAttention,
+    DecoderLayer,
+    Encoder,
+    EncoderLayer,
+    FeedForward,
+    MultiHeadAttention,
+)
+from .models import Transformer, TransformerAttention, TransformerClassifier
+from .positional import (
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+    sinusoidal_encoding,
+)
+from .utils import device, seed_everything
+
+__version__ = "0.1.0"
+
+_SUBMODULES = ("bench", "check", "data", "plotting", "training")
+
+__all__ = [
+    "BertEncoder",
+    "BertEncoderOutput",
+    "Decoder",
+    "DecoderAttention",
+    "DecoderLayer",
+    "Encoder",
+    "EncoderLayer",
+    "FeedForward",
+    "LearnedPositionalEmbedding",
+    "MultiHeadAttention",
+    "SinusoidalPositionalEncoding",
+    "Transformer",
+    "TransformerAttention",
+    "TransformerClassifier",
+    "attention",
+    "causal_mask",
+    "device",
+    "from_huggingface",
+    "from_torch",
+    "hard_argmax",
+    "merge_heads",
+    "padding_mask",
+    "seed_everything",
+    "sinusoidal_encoding",
+    "soft_argmax",
+    "split_heads",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Load the heavier submodules (``tc.plotting``, ``tc.data``, ...) on first access."""
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_SUBMODULES])

@@ -1,0 +1,436 @@
+"""The building blocks of the Transformer, top-down: attention, feed-forward, layers, stacks.
+
+Every module here takes batch-first tensors, boolean masks with True = may attend, and
+returns attention weights only when asked (``return_attention=True``), never as a stored
+side effect.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ._checks import check_beta, check_bool_mask, check_positive_int, check_tensor, shape_of
+from .functional import attention, merge_heads, split_heads
+
+__all__ = [
+    "ACTIVATIONS",
+    "Decoder",
+    "DecoderAttention",
+    "DecoderLayer",
+    "Encoder",
+    "EncoderLayer",
+    "FeedForward",
+    "MultiHeadAttention",
+]
+
+ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+
+
+def _check_dropout(dropout: float) -> float:
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)):
+        raise TypeError(f"dropout must be a float, got {type(dropout).__name__}")
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+    return float(dropout)
+
+
+def _check_heads(d_model: int, num_heads: int) -> tuple[int, int]:
+    d_model = check_positive_int("d_model", d_model)
+    num_heads = check_positive_int("num_heads", num_heads)
+    if d_model % num_heads:
+        raise ValueError(
+            f"d_model={d_model} is not divisible by num_heads={num_heads}: each head gets "
+            "d_model / num_heads features"
+        )
+    return d_model, num_heads
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with separate projections ``W_q``, ``W_k``, ``W_v`` and ``W_o``.
+
+    Each of the ``num_heads`` heads attends in its own ``d_head = d_model / num_heads``
+    dimensional subspace; the heads are concatenated and mixed by ``W_o`` (the notes' W_h).
+
+    Args:
+        d_model: width of the queries and of the output.
+        num_heads: number of heads h; must divide ``d_model``.
+        kdim: width of the keys (default ``d_model``), for cross-attention.
+        vdim: width of the values (default ``d_model``).
+        bias: whether the four projections have a bias.
+        dropout: dropout on the attention weights during training.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        *,
+        kdim: int | None = None,
+        vdim: int | None = None,
+        bias: bool = True,
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__()
+        self.d_model, self.num_heads = _check_heads(d_model, num_heads)
+        self.d_head = d_model // num_heads
+        self.kdim = d_model if kdim is None else check_positive_int("kdim", kdim)
+        self.vdim = d_model if vdim is None else check_positive_int("vdim", vdim)
+        self.dropout = _check_dropout(dropout)
+        self.W_q = nn.Linear(d_model, d_model, bias=bias)
+        self.W_k = nn.Linear(self.kdim, d_model, bias=bias)
+        self.W_v = nn.Linear(self.vdim, d_model, bias=bias)
+        self.W_o = nn.Linear(d_model, d_model, bias=bias)
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        *,
+        mask: torch.Tensor | None = None,
+        beta: float | None = None,
+        hard: bool = False,
+        need_weights: bool = True,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Attend from ``query`` to ``key``/``value``.
+
+        Args:
+            query: ``(B, L_q, d_model)``.
+            key: ``(B, L_k, kdim)``.
+            value: ``(B, L_k, vdim)``.
+            mask: boolean, True = may attend, broadcastable to ``(B, H, L_q, L_k)``.
+            beta: inverse temperature; ``None`` means ``1 / sqrt(d_head)``.
+            hard: use one-hot argmax weights (always takes the explicit path).
+            need_weights: return the per-head weights; ``False`` takes PyTorch's fused
+                ``scaled_dot_product_attention`` kernel and returns ``None`` for them.
+
+        Returns:
+            ``(output, weights)``: ``(B, L_q, d_model)`` and ``(B, H, L_q, L_k)`` or None.
+        """
+        self._check_inputs(query, key, value)
+        batch, len_q, len_k = query.shape[0], query.shape[1], key.shape[1]
+        if mask is not None:
+            check_bool_mask("mask", mask, (batch, self.num_heads, len_q, len_k))
+        if beta is not None:
+            beta = check_beta(beta)
+        dropout_p = self.dropout if self.training else 0.0
+
+        q = split_heads(self.W_q(query), self.num_heads)  # (B, H, L_q, d_head)
+        k = split_heads(self.W_k(key), self.num_heads)  # (B, H, L_k, d_head)
+        v = split_heads(self.W_v(value), self.num_heads)  # (B, H, L_k, d_head)
+
+        if need_weights or hard:
+            heads, weights = attention(q, k, v, mask=mask, beta=beta, hard=hard,
+                                       dropout_p=dropout_p)
+        else:
+            heads = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=beta
+            )
+            weights = None
+        output = self.W_o(merge_heads(heads))  # (B, L_q, d_model)
+        return output, (weights if need_weights else None)
+
+    def _check_inputs(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> None:
+        for name, t, width in (("query", query, self.d_model), ("key", key, self.kdim),
+                               ("value", value, self.vdim)):
+            check_tensor(name, t, ndim=3, floating=True)
+            if t.shape[-1] != width:
+                raise ValueError(
+                    f"{name} must be (B, L, {width}) for this module, got shape {shape_of(t)}"
+                )
+        if not query.shape[0] == key.shape[0] == value.shape[0]:
+            raise ValueError(
+                "query, key and value must have the same batch size, got "
+                f"{shape_of(query)}, {shape_of(key)}, {shape_of(value)}"
+            )
+        if key.shape[1] != value.shape[1]:
+            raise ValueError(
+                "key and value must have the same length, got "
+                f"{shape_of(key)} and {shape_of(value)}"
+            )
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, num_heads={self.num_heads}, d_head={self.d_head}"
+
+
+class FeedForward(nn.Module):
+    """The position-wise feed-forward network: ``linear2(dropout(act(linear1(x))))``.
+
+    The same two-layer network is applied to every position independently, which is a
+    1-D convolution with kernel size 1.
+
+    Shape:
+        ``(..., d_model) -> (..., d_model)``, with ``d_ff`` hidden units.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        d_ff: int,
+        *,
+        dropout: float = 0.0,
+        activation: str = "relu",
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+        self.activation = activation
+        self.linear1 = nn.Linear(check_positive_int("d_model", d_model),
+                                 check_positive_int("d_ff", d_ff), bias=bias)
+        self.dropout = nn.Dropout(_check_dropout(dropout))
+        self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        hidden = ACTIVATIONS[self.activation](self.linear1(x))  # (..., d_ff)
+        return self.linear2(self.dropout(hidden))  # (..., d_model)
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention then feed-forward, each wrapped in a residual connection and LayerNorm.
+
+    Post-norm (the paper, BERT): ``x = norm(x + sublayer(x))``.
+    Pre-norm (``norm_first=True``, GPT-2 and most recent models): ``x = x + sublayer(norm(x))``.
+
+    Args:
+        d_model: model width.
+        num_heads: number of attention heads.
+        d_ff: hidden width of the feed-forward network.
+        dropout: dropout on attention weights, inside the feed-forward net and on each
+            sub-layer's output.
+        activation: ``"relu"`` or ``"gelu"``.
+        norm_first: pre-norm instead of post-norm.
+        eps: LayerNorm epsilon.
+        bias: biases in the linear layers and the LayerNorms.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        *,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        norm_first: bool = False,
+        eps: float = 1e-5,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
+        self.ff = FeedForward(d_model, d_ff, dropout=dropout, activation=activation, bias=bias)
+        self.norm1 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.norm2 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.dropout1 = nn.Dropout(dropout)
+        self.dropout2 = nn.Dropout(dropout)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        *,
+        mask: torch.Tensor | None = None,
+        return_attention: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """``(B, L, d_model) -> (B, L, d_model)``, plus ``(B, H, L, L)`` weights on request."""
+        if self.norm_first:
+            h = self.norm1(x)
+            attended, weights = self.self_attn(h, h, h, mask=mask, need_weights=return_attention)
+            x = x + self.dropout1(attended)
+            x = x + self.dropout2(self.ff(self.norm2(x)))
+        else:
+            attended, weights = self.self_attn(x, x, x, mask=mask, need_weights=return_attention)
+            x = self.norm1(x + self.dropout1(attended))
+            x = self.norm2(x + self.dropout2(self.ff(x)))
+        return (x, weights) if return_attention else x
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention to the encoder's output, then feed-forward.
+
+    In cross-attention the queries come from the decoder and the keys and values from the
+    encoder's output (``memory``). Arguments as for :class:`EncoderLayer`.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        *,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        norm_first: bool = False,
+        eps: float = 1e-5,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
+        self.ff = FeedForward(d_model, d_ff, dropout=dropout, activation=activation, bias=bias)
+        self.norm1 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.norm2 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.norm3 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.dropout1 = nn.Dropout(dropout)
+        self.dropout2 = nn.Dropout(dropout)
+        self.dropout3 = nn.Dropout(dropout)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        *,
+        self_mask: torch.Tensor | None = None,
+        memory_mask: torch.Tensor | None = None,
+        return_attention: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Decode one layer.
+
+        Args:
+            x: ``(B, L_t, d_model)`` decoder states.
+            memory: ``(B, L_s, d_model)`` encoder output.
+            self_mask: broadcastable to ``(B, H, L_t, L_t)``, usually causal.
+            memory_mask: broadcastable to ``(B, H, L_t, L_s)``, usually source padding.
+            return_attention: also return the self- and cross-attention weights.
+
+        Returns:
+            ``x`` of shape ``(B, L_t, d_model)``, or ``(x, self_weights, cross_weights)``.
+        """
+        need = return_attention
+        if self.norm_first:
+            h = self.norm1(x)
+            attended, self_w = self.self_attn(h, h, h, mask=self_mask, need_weights=need)
+            x = x + self.dropout1(attended)
+            h = self.norm2(x)
+            attended, cross_w = self.cross_attn(h, memory, memory, mask=memory_mask,
+                                                need_weights=need)
+            x = x + self.dropout2(attended)
+            x = x + self.dropout3(self.ff(self.norm3(x)))
+        else:
+            attended, self_w = self.self_attn(x, x, x, mask=self_mask, need_weights=need)
+            x = self.norm1(x + self.dropout1(attended))
+            attended, cross_w = self.cross_attn(x, memory, memory, mask=memory_mask,
+                                                need_weights=need)
+            x = self.norm2(x + self.dropout2(attended))
+            x = self.norm3(x + self.dropout3(self.ff(x)))
+        return (x, self_w, cross_w) if return_attention else x
+
+
+class Encoder(nn.Module):
+    """A stack of ``num_layers`` :class:`EncoderLayer` s.
+
+    Args:
+        d_model, num_heads, d_ff: as for :class:`EncoderLayer`.
+        num_layers: N, the number of layers.
+        final_norm: a LayerNorm after the last layer; defaults to ``norm_first``, since a
+            pre-norm stack otherwise leaves its output unnormalised.
+        **layer options: ``dropout``, ``activation``, ``norm_first``, ``eps``, ``bias``.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        num_layers: int,
+        *,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        norm_first: bool = False,
+        eps: float = 1e-5,
+        bias: bool = True,
+        final_norm: bool | None = None,
+    ) -> None:
+        super().__init__()
+        check_positive_int("num_layers", num_layers)
+        self.layers = nn.ModuleList(
+            EncoderLayer(d_model, num_heads, d_ff, dropout=dropout, activation=activation,
+                         norm_first=norm_first, eps=eps, bias=bias)
+            for _ in range(num_layers)
+        )
+        final_norm = norm_first if final_norm is None else final_norm
+        self.norm = nn.LayerNorm(d_model, eps=eps, bias=bias) if final_norm else None
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        *,
+        mask: torch.Tensor | None = None,
+        return_attention: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
+        """``(B, L, d_model) -> (B, L, d_model)``; with ``return_attention`` also a list of
+        one ``(B, H, L, L)`` weight tensor per layer."""
+        maps = []
+        for layer in self.layers:
+            if return_attention:
+                x, weights = layer(x, mask=mask, return_attention=True)
+                maps.append(weights)
+            else:
+                x = layer(x, mask=mask)
+        if self.norm is not None:
+            x = self.norm(x)
+        return (x, maps) if return_attention else x
+
+
+class DecoderAttention(NamedTuple):
+    """Per-layer weights of a decoder stack: ``(B, H, L_t, L_t)`` and ``(B, H, L_t, L_s)``."""
+
+    self_attention: list[torch.Tensor]
+    cross_attention: list[torch.Tensor]
+
+
+class Decoder(nn.Module):
+    """A stack of ``num_layers`` :class:`DecoderLayer` s; arguments as for :class:`Encoder`."""
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        num_layers: int,
+        *,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        norm_first: bool = False,
+        eps: float = 1e-5,
+        bias: bool = True,
+        final_norm: bool | None = None,
+    ) -> None:
+        super().__init__()
+        check_positive_int("num_layers", num_layers)
+        self.layers = nn.ModuleList(
+            DecoderLayer(d_model, num_heads, d_ff, dropout=dropout, activation=activation,
+                         norm_first=norm_first, eps=eps, bias=bias)
+            for _ in range(num_layers)
+        )
+        final_norm = norm_first if final_norm is None else final_norm
+        self.norm = nn.LayerNorm(d_model, eps=eps, bias=bias) if final_norm else None
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        *,
+        self_mask: torch.Tensor | None = None,
+        memory_mask: torch.Tensor | None = None,
+        return_attention: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, DecoderAttention]:
+        """``(B, L_t, d_model), (B, L_s, d_model) -> (B, L_t, d_model)``; with
+        ``return_attention`` also a :class:`DecoderAttention`."""
+        self_maps, cross_maps = [], []
+        for layer in self.layers:
+            if return_attention:
+                x, self_w, cross_w = layer(x, memory, self_mask=self_mask,
+                                           memory_mask=memory_mask, return_attention=True)
+                self_maps.append(self_w)
+                cross_maps.append(cross_w)
+            else:
+                x = layer(x, memory, self_mask=self_mask, memory_mask=memory_mask)
+        if self.norm is not None:
+            x = self.norm(x)
+        return (x, DecoderAttention(self_maps, cross_maps)) if return_attention else x

@@ -1,0 +1,284 @@
+"""Whole models: the encoder-decoder Transformer and an encoder-only classifier."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from ._checks import check_positive_int, check_tensor, shape_of
+from .functional import causal_mask, padding_mask
+from .layers import Decoder, DecoderAttention, Encoder
+from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+
+__all__ = ["Transformer", "TransformerAttention", "TransformerClassifier"]
+
+
+@dataclass
+class TransformerAttention:
+    """Every layer's attention weights of a :class:`Transformer` forward pass."""
+
+    encoder: list[torch.Tensor]  # one (B, H, L_s, L_s) per encoder layer
+    decoder_self: list[torch.Tensor]  # one (B, H, L_t, L_t) per decoder layer
+    cross: list[torch.Tensor]  # one (B, H, L_t, L_s) per decoder layer
+
+
+class Transformer(nn.Module):
+    """The encoder-decoder Transformer of Vaswani et al. (2017), for token ids in and out.
+
+    Embeddings are scaled by ``sqrt(d_model)`` and summed with the sinusoidal encoding.
+    Masks are built from ``pad_id`` unless given: padding for the source, causal and
+    padding for the target.
+
+    Args:
+        src_vocab_size: size of the source vocabulary.
+        tgt_vocab_size: size of the target vocabulary.
+        d_model, num_heads, num_layers, d_ff, dropout, norm_first: the usual sizes
+            (``num_layers`` for both the encoder and the decoder).
+        tie_embeddings: share the source embedding, the target embedding and the
+            pre-softmax projection (needs one shared vocabulary), as in the paper.
+        activation: ``"relu"`` or ``"gelu"``.
+        max_len: size of the positional table (it grows on demand).
+        pad_id: the padding id used to build default masks.
+    """
+
+    def __init__(
+        self,
+        src_vocab_size: int,
+        tgt_vocab_size: int,
+        *,
+        d_model: int = 512,
+        num_heads: int = 8,
+        num_layers: int = 6,
+        d_ff: int = 2048,
+        dropout: float = 0.1,
+        norm_first: bool = False,
+        tie_embeddings: bool = False,
+        activation: str = "relu",
+        max_len: int = 512,
+        pad_id: int = 0,
+    ) -> None:
+        super().__init__()
+        check_positive_int("src_vocab_size", src_vocab_size)
+        check_positive_int("tgt_vocab_size", tgt_vocab_size)
+        if tie_embeddings and src_vocab_size != tgt_vocab_size:
+            raise ValueError(
+                "tie_embeddings needs one shared vocabulary, got src_vocab_size="
+                f"{src_vocab_size} and tgt_vocab_size={tgt_vocab_size}"
+            )
+        self.d_model = check_positive_int("d_model", d_model)
+        self.pad_id = pad_id
+        self.tie_embeddings = tie_embeddings
+        self.src_embed = nn.Embedding(src_vocab_size, d_model)
+        self.tgt_embed = self.src_embed if tie_embeddings else nn.Embedding(tgt_vocab_size, d_model)
+        self.positional = SinusoidalPositionalEncoding(d_model, max_len)
+        self.dropout = nn.Dropout(dropout)
+        stack = dict(dropout=dropout, activation=activation, norm_first=norm_first)
+        self.encoder = Encoder(d_model, num_heads, d_ff, num_layers, **stack)
+        self.decoder = Decoder(d_model, num_heads, d_ff, num_layers, **stack)
+        self.generator = nn.Linear(d_model, tgt_vocab_size, bias=not tie_embeddings)
+        self._reset_parameters()
+        if tie_embeddings:
+            self.generator.weight = self.src_embed.weight
+
+    def _reset_parameters(self) -> None:
+        for p in self.parameters():
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+
+    def _embed(self, tokens: torch.Tensor, table: nn.Embedding) -> torch.Tensor:
+        x = table(tokens) * math.sqrt(self.d_model)  # (B, L, d_model)
+        return self.dropout(self.positional(x))
+
+    def _check_tokens(self, name: str, tokens: torch.Tensor, table: nn.Embedding) -> None:
+        check_tensor(name, tokens, ndim=2, integer=True)
+        if tokens.numel() and (tokens.min() < 0 or tokens.max() >= table.num_embeddings):
+            raise ValueError(
+                f"{name} holds ids outside [0, {table.num_embeddings}) (shape {shape_of(tokens)})"
+            )
+
+    def source_mask(self, src: torch.Tensor) -> torch.Tensor:
+        """``(B, 1, 1, L_s)``: True where the source token is not padding."""
+        return padding_mask(src, self.pad_id)
+
+    def target_mask(self, tgt: torch.Tensor) -> torch.Tensor:
+        """``(B, 1, L_t, L_t)``: causal and not padding."""
+        return causal_mask(tgt.shape[1], device=tgt.device) & padding_mask(tgt, self.pad_id)
+
+    def encode(
+        self, src: torch.Tensor, *, src_mask: torch.Tensor | None = None,
+        return_attention: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
+        """Source ids ``(B, L_s)`` -> memory ``(B, L_s, d_model)``."""
+        self._check_tokens("src", src, self.src_embed)
+        mask = self.source_mask(src) if src_mask is None else src_mask
+        return self.encoder(self._embed(src, self.src_embed), mask=mask,
+                            return_attention=return_attention)
+
+    def decode(
+        self,
+        tgt: torch.Tensor,
+        memory: torch.Tensor,
+        *,
+        src_mask: torch.Tensor | None = None,
+        tgt_mask: torch.Tensor | None = None,
+        return_attention: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, DecoderAttention]:
+        """Target ids ``(B, L_t)`` and memory -> logits ``(B, L_t, tgt_vocab_size)``.
+
+        ``src_mask`` should be the padding mask of the source (``source_mask(src)``).
+        """
+        self._check_tokens("tgt", tgt, self.tgt_embed)
+        mask = self.target_mask(tgt) if tgt_mask is None else tgt_mask
+        out = self.decoder(self._embed(tgt, self.tgt_embed), memory, self_mask=mask,
+                           memory_mask=src_mask, return_attention=return_attention)
+        if return_attention:
+            hidden, maps = out
+            return self.generator(hidden), maps
+        return self.generator(out)
+
+    def forward(
+        self,
+        src: torch.Tensor,
+        tgt: torch.Tensor,
+        *,
+        src_mask: torch.Tensor | None = None,
+        tgt_mask: torch.Tensor | None = None,
+        return_attention: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, TransformerAttention]:
+        """Teacher-forced pass: ``src (B, L_s)``, ``tgt (B, L_t)`` -> logits ``(B, L_t, V)``.
+
+        With ``return_attention`` also a :class:`TransformerAttention` of every layer's
+        weights.
+        """
+        self._check_tokens("src", src, self.src_embed)
+        if src_mask is None:
+            src_mask = self.source_mask(src)
+        if return_attention:
+            memory, enc_maps = self.encode(src, src_mask=src_mask, return_attention=True)
+            logits, dec = self.decode(tgt, memory, src_mask=src_mask, tgt_mask=tgt_mask,
+                                      return_attention=True)
+            return logits, TransformerAttention(enc_maps, dec.self_attention,
+                                                dec.cross_attention)
+        memory = self.encode(src, src_mask=src_mask)
+        return self.decode(tgt, memory, src_mask=src_mask, tgt_mask=tgt_mask)
+
+    @torch.no_grad()
+    def greedy_decode(
+        self, src: torch.Tensor, *, bos_id: int, eos_id: int, max_len: int = 32
+    ) -> torch.Tensor:
+        """Generate one token at a time, always taking the most likely next token.
+
+        The source is encoded once; at step t the decoder reads everything produced so
+        far and its last position predicts token t + 1. A sequence that has produced
+        ``eos_id`` is padded with ``pad_id`` afterwards; decoding stops when all have.
+
+        Args:
+            src: ``(B, L_s)`` source ids.
+            bos_id: the id that starts every target.
+            eos_id: the id that ends a target.
+            max_len: the most tokens generated after ``bos_id``.
+
+        Returns:
+            ``(B, T)`` generated ids without the leading ``bos_id``, ``T <= max_len``.
+        """
+        check_positive_int("max_len", max_len)
+        src_mask = self.source_mask(src)
+        memory = self.encode(src, src_mask=src_mask)
+        out = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)
+        done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
+        for _ in range(max_len):
+            logits = self.decode(out, memory, src_mask=src_mask)  # (B, t, V)
+            nxt = logits[:, -1].argmax(dim=-1)  # (B,)
+            nxt = nxt.masked_fill(done, self.pad_id)
+            out = torch.cat([out, nxt[:, None]], dim=1)
+            done |= nxt == eos_id
+            if bool(done.all()):
+                break
+        return out[:, 1:]
+
+
+class TransformerClassifier(nn.Module):
+    """An encoder with a classification head, as BERT does for sentence labels.
+
+    Token ids are embedded, positions added (``"learned"`` as in BERT or ``"sinusoidal"``),
+    an :class:`Encoder` runs, then the first position (``pooling="cls"``, the [CLS] token)
+    or the mean over real tokens (``pooling="mean"``) feeds a linear head.
+
+    Args:
+        vocab_size: number of token ids.
+        num_classes: number of labels.
+        d_model, num_heads, num_layers, d_ff, dropout, norm_first, activation: sizes.
+        max_len: longest input.
+        pad_id: padding id, used when no ``attention_mask`` is given.
+        pooling: ``"cls"`` or ``"mean"``.
+        positional: ``"learned"`` or ``"sinusoidal"``.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        num_classes: int,
+        *,
+        d_model: int = 128,
+        num_heads: int = 4,
+        num_layers: int = 2,
+        d_ff: int = 256,
+        dropout: float = 0.1,
+        norm_first: bool = False,
+        activation: str = "relu",
+        max_len: int = 512,
+        pad_id: int = 0,
+        pooling: str = "cls",
+        positional: str = "learned",
+    ) -> None:
+        super().__init__()
+        if pooling not in ("cls", "mean"):
+            raise ValueError(f"pooling must be 'cls' or 'mean', got {pooling!r}")
+        if positional not in ("learned", "sinusoidal"):
+            raise ValueError(f"positional must be 'learned' or 'sinusoidal', got {positional!r}")
+        self.pad_id = pad_id
+        self.pooling = pooling
+        self.embed = nn.Embedding(check_positive_int("vocab_size", vocab_size), d_model)
+        self.positional = (LearnedPositionalEmbedding(d_model, max_len) if positional == "learned"
+                           else SinusoidalPositionalEncoding(d_model, max_len))
+        self.dropout = nn.Dropout(dropout)
+        self.encoder = Encoder(d_model, num_heads, d_ff, num_layers, dropout=dropout,
+                               activation=activation, norm_first=norm_first)
+        self.head = nn.Linear(d_model, check_positive_int("num_classes", num_classes))
+
+    def forward(
+        self,
+        token_ids: torch.Tensor,
+        *,
+        attention_mask: torch.Tensor | None = None,
+        return_attention: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
+        """``(B, L)`` ids -> ``(B, num_classes)`` logits (and per-layer weights on request).
+
+        ``attention_mask`` is ``(B, L)``, True or 1 for real tokens (the Hugging Face
+        convention); by default every id other than ``pad_id``.
+        """
+        check_tensor("token_ids", token_ids, ndim=2, integer=True)
+        if attention_mask is None:
+            keep = token_ids != self.pad_id  # (B, L)
+        else:
+            check_tensor("attention_mask", attention_mask, ndim=2)
+            if attention_mask.shape != token_ids.shape:
+                raise ValueError(
+                    f"attention_mask must have the shape of token_ids {shape_of(token_ids)}, "
+                    f"got {shape_of(attention_mask)}"
+                )
+            keep = attention_mask.bool()
+        x = self.dropout(self.positional(self.embed(token_ids)))  # (B, L, d_model)
+        out = self.encoder(x, mask=keep[:, None, None, :], return_attention=return_attention)
+        hidden, maps = out if return_attention else (out, None)
+        if self.pooling == "cls":
+            pooled = hidden[:, 0]  # (B, d_model)
+        else:
+            weights = keep.to(hidden.dtype)[..., None]  # (B, L, 1)
+            pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+        logits = self.head(pooled)  # (B, num_classes)
+        return (logits, maps) if return_attention else logits

@@ -1,0 +1,198 @@
+"""Pictures of attention: heatmaps with token labels, per-head grids, encodings, vectors.
+
+Every function returns a matplotlib ``Figure`` (closed from pyplot's registry, so notebooks
+show it once and scripts leak nothing); pass ``ax=`` to draw into an existing axes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from ._checks import check_tensor, shape_of
+
+__all__ = ["attention_heads", "attention_heatmap", "encoding_heatmap", "vectors_plot"]
+
+
+def _as_matrix(name: str, x: torch.Tensor, ndim: int) -> torch.Tensor:
+    check_tensor(name, x, ndim=ndim)
+    x = x.detach().to("cpu", torch.float64)
+    if not torch.isfinite(x).all():
+        raise ValueError(f"{name} holds NaN or infinite values (shape {shape_of(x)})")
+    return x
+
+
+def _check_labels(name: str, labels: Sequence[str] | None, size: int) -> None:
+    if labels is not None and len(labels) != size:
+        raise ValueError(f"{name} has {len(labels)} labels but the weights have {size} entries")
+
+
+def _new_axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
+    if ax is not None:
+        return ax.figure, ax
+    fig, ax = plt.subplots(figsize=figsize)
+    plt.close(fig)
+    return fig, ax
+
+
+def attention_heatmap(
+    weights: torch.Tensor,
+    *,
+    queries: Sequence[str] | None = None,
+    keys: Sequence[str] | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+    annotate: bool | None = None,
+    cmap: str = "Blues",
+    vmax: float | None = 1.0,
+) -> Figure:
+    """One attention matrix: a row per query, a column per key.
+
+    Args:
+        weights: ``(L_q, L_k)`` attention weights.
+        queries, keys: token labels for the rows and the columns.
+        ax: draw here instead of in a new figure.
+        title: axes title.
+        annotate: write each weight in its cell (default: when the matrix is small).
+        cmap: colour map.
+        vmax: value of the darkest colour (1 for weights; ``None`` to use the maximum).
+    """
+    w = _as_matrix("weights", weights, 2)
+    n_q, n_k = w.shape
+    _check_labels("queries", queries, n_q)
+    _check_labels("keys", keys, n_k)
+    fig, ax = _new_axes(ax, (1.0 + 0.55 * n_k, 0.8 + 0.45 * n_q))
+    image = ax.imshow(w.numpy(), cmap=cmap, vmin=0.0, vmax=vmax, aspect="auto")
+    ax.set_xticks(range(n_k), keys if keys is not None else range(n_k),
+                  rotation=90 if keys is not None and max(map(len, keys), default=0) > 3 else 0)
+    ax.set_yticks(range(n_q), queries if queries is not None else range(n_q))
+    ax.set_xlabel("keys")
+    ax.set_ylabel("queries")
+    if title:
+        ax.set_title(title)
+    if annotate is None:
+        annotate = n_q * n_k <= 100
+    if annotate:
+        top = vmax if vmax is not None else float(w.max())
+        for i in range(n_q):
+            for j in range(n_k):
+                value = float(w[i, j])
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8,
+                        color="white" if value > 0.6 * top else "black")
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    return fig
+
+
+def attention_heads(
+    weights: torch.Tensor,
+    *,
+    queries: Sequence[str] | None = None,
+    keys: Sequence[str] | None = None,
+    titles: Sequence[str] | None = None,
+    columns: int = 4,
+    cmap: str = "Blues",
+) -> Figure:
+    """A grid with one heatmap per head.
+
+    Args:
+        weights: ``(H, L_q, L_k)`` (one example's heads) weights.
+        queries, keys: token labels.
+        titles: one title per head (default "head 0", "head 1", ...).
+        columns: heads per row of the grid.
+    """
+    w = _as_matrix("weights", weights, 3)
+    heads, n_q, n_k = w.shape
+    _check_labels("queries", queries, n_q)
+    _check_labels("keys", keys, n_k)
+    _check_labels("titles", titles, heads)
+    cols = max(1, min(columns, heads))
+    rows = -(-heads // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(0.4 * n_k * cols + 1.5, 0.4 * n_q * rows + 1.2),
+                             squeeze=False, constrained_layout=True)
+    plt.close(fig)
+    for h, ax in enumerate(axes.flat):
+        if h >= heads:
+            ax.axis("off")
+            continue
+        ax.imshow(w[h].numpy(), cmap=cmap, vmin=0.0, vmax=1.0)
+        ax.set_title(titles[h] if titles is not None else f"head {h}", fontsize=9)
+        ax.set_xticks(range(n_k), keys if keys is not None else range(n_k), rotation=90,
+                      fontsize=7)
+        ax.set_yticks(range(n_q), queries if queries is not None else range(n_q), fontsize=7)
+    return fig
+
+
+def encoding_heatmap(
+    encoding: torch.Tensor,
+    *,
+    ax: Axes | None = None,
+    title: str | None = "positional encoding",
+    cmap: str = "RdBu_r",
+) -> Figure:
+    """A positional encoding table: positions down, dimensions across, values in [-1, 1].
+
+    Args:
+        encoding: ``(L, d_model)``, for example :func:`transformer_course.sinusoidal_encoding`.
+    """
+    e = _as_matrix("encoding", encoding, 2)
+    fig, ax = _new_axes(ax, (7.0, 4.0))
+    limit = max(1.0, float(e.abs().max()))
+    image = ax.imshow(e.numpy(), cmap=cmap, vmin=-limit, vmax=limit, aspect="auto",
+                      interpolation="nearest")
+    ax.set_xlabel("dimension")
+    ax.set_ylabel("position")
+    if title:
+        ax.set_title(title)
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    return fig
+
+
+def vectors_plot(
+    vectors: torch.Tensor,
+    *,
+    labels: Sequence[str] | None = None,
+    highlight: torch.Tensor | None = None,
+    highlight_label: str = "output",
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Figure:
+    """2-D vectors as arrows from the origin, for small worked examples of ``h = X a``.
+
+    Args:
+        vectors: ``(n, 2)`` points, one arrow each (the columns x_i of X).
+        labels: a name per vector.
+        highlight: an optional ``(2,)`` vector drawn in red (the output h).
+        highlight_label: its name.
+    """
+    v = _as_matrix("vectors", vectors, 2)
+    if v.shape[1] != 2:
+        raise ValueError(f"vectors must be (n, 2) to be drawn in the plane, got {shape_of(v)}")
+    _check_labels("labels", labels, v.shape[0])
+    fig, ax = _new_axes(ax, (4.5, 4.5))
+    points = [v]
+    for i, (x, y) in enumerate(v.tolist()):
+        ax.annotate("", xy=(x, y), xytext=(0, 0),
+                    arrowprops=dict(arrowstyle="->", color="tab:blue", lw=1.5))
+        ax.text(x, y, f" {labels[i] if labels is not None else f'x{i + 1}'}", color="tab:blue")
+    if highlight is not None:
+        h = _as_matrix("highlight", highlight.reshape(1, -1), 2)
+        if h.shape[1] != 2:
+            raise ValueError(f"highlight must hold 2 numbers, got shape {shape_of(highlight)}")
+        points.append(h)
+        ax.annotate("", xy=tuple(h[0].tolist()), xytext=(0, 0),
+                    arrowprops=dict(arrowstyle="->", color="tab:red", lw=2.5))
+        ax.text(*h[0].tolist(), f" {highlight_label}", color="tab:red", fontweight="bold")
+    every = torch.cat(points)
+    span = float(every.abs().max()) * 1.25 or 1.0
+    ax.set_xlim(-span, span)
+    ax.set_ylim(-span, span)
+    ax.axhline(0, color="0.8", lw=0.8)
+    ax.axvline(0, color="0.8", lw=0.8)
+    ax.set_aspect("equal")
+    if title:
+        ax.set_title(title)
+    return fig

@@ -1,0 +1,41 @@
+"""Device choice and reproducibility."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import torch
+
+from ._checks import check_positive_int
+
+__all__ = ["device", "seed_everything"]
+
+
+def device() -> torch.device:
+    """The best available device: CUDA (a Colab GPU), else Apple's MPS, else the CPU."""
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def seed_everything(seed: int) -> torch.Generator:
+    """Seed Python, NumPy (when installed) and PyTorch on every device.
+
+    Returns:
+        A ``torch.Generator`` seeded with ``seed``, for code that wants its own stream.
+    """
+    seed = check_positive_int("seed", seed, allow_zero=True)
+    random.seed(seed)
+    os.environ["PYTHONHASHSEED"] = str(seed)
+    try:
+        import numpy as np
+    except ImportError:  # numpy is optional for the package itself
+        pass
+    else:
+        np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)  # also seeds CUDA and MPS
+    return torch.Generator().manual_seed(seed)

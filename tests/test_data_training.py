@@ -1,0 +1,142 @@
+"""Synthetic data, tokenizers and the trainer: deterministic, well-formed, and learnable."""
+
+import datetime as dt
+import re
+
+import torch
+
+import transformer_course as tc
+from transformer_course import data, training
+
+
+def test_date_pairs_are_correct_and_reproducible():
+    pairs = data.date_pairs(300, seed=5)
+    assert pairs == data.date_pairs(300, seed=5) and pairs != data.date_pairs(300, seed=6)
+    month_number = {}
+    for lang, names in data._MONTHS.items():
+        for i, name in enumerate(names, start=1):
+            month_number[(lang, name.lower())] = i
+            if lang == "en":
+                month_number[(lang, name[:3].lower())] = i
+    seen = set()
+    for text, iso in pairs:
+        date = dt.date.fromisoformat(iso)
+        assert 1950 <= date.year <= 2049 and str(date.year) in text
+        words = re.findall(r"\w+", text.lower())
+        found = {lang for (lang, name), number in month_number.items()
+                 if name in words and number == date.month}
+        assert found, f"{text!r} does not name month {date.month}"
+        day_written = re.search(r"\b0?(\d{1,2})(?:st|nd|rd|th|er|º)?\b", text)
+        assert day_written and int(day_written.group(1)) == date.day, text
+        seen |= found
+    assert seen == {"en", "fr", "it"}
+
+
+def test_date_pairs_respect_languages():
+    for text, _ in data.date_pairs(50, languages=("it",)):
+        assert any(m in text for m in data._MONTHS["it"]), text
+
+
+def test_date_tokenizers_cover_every_character():
+    src_tok, tgt_tok = data.date_tokenizers()
+    for text, iso in data.date_pairs(3000, seed=1):
+        assert src_tok.unk_id not in src_tok.encode(text)
+        assert tgt_tok.decode(tgt_tok.encode(iso, bos=True, eos=True)) == iso
+
+
+def test_char_tokenizer_batch_pads_with_zero():
+    tok = data.CharTokenizer.from_texts(["abc", "cab"])
+    batch = tok.batch(["ab", "c"], bos=True, eos=True)
+    assert batch.tolist() == [[1, 4, 5, 2], [1, 6, 2, 0]]
+    assert tok.decode([1, 4, 2, 5]) == "a"  # stops at <eos>
+    assert tok.encode("z") == [tok.unk_id]
+
+
+def test_sentiment_examples_labels_follow_negation():
+    examples = data.sentiment_examples(400, seed=2)
+    assert examples == data.sentiment_examples(400, seed=2)
+    labels = [label for _, label in examples]
+    assert 0.35 < sum(labels) / len(labels) < 0.65
+    lookup = {
+        "good": 1, "great": 1, "excellent": 1, "bad": 0, "awful": 0, "boring": 0,
+        "bon": 1, "bonne": 1, "mauvais": 0, "ennuyeux": 0, "buono": 1, "noioso": 0,
+    }
+    negations = ("not", "pas", "non")
+    checked = 0
+    for text, label in examples:
+        words = text.split()
+        polar = [lookup[w] for w in words if w in lookup]
+        if len(polar) == 1:
+            negated = any(n in words for n in negations)
+            assert label == polar[0] ^ negated, text
+            checked += 1
+    assert checked > 40
+    assert {text.split()[0] for text, _ in examples} & {"le", "il", "the"}
+
+
+def test_word_tokenizer_bert_style():
+    tok = data.WordTokenizer.from_texts(["L'hôtel n'était pas bon.", "the film was good"])
+    assert tok.tokenize("L'hôtel n'était pas bon.") == ["l'", "hôtel", "n'", "était", "pas",
+                                                        "bon", "."]
+    ids, mask = tok.batch(["the film", "the film was good"])
+    assert ids[0, 0] == tok.cls_id and ids[0, 3] == tok.sep_id and ids[0, 4] == tok.pad_id
+    assert mask.tolist()[0] == [True, True, True, True, False, False]
+    assert tok.decode(ids[1]) == ["[CLS]", "the", "film", "was", "good", "[SEP]"]
+    assert tok.encode("unseen words", special_tokens=False) == [tok.unk_id, tok.unk_id]
+
+
+def test_sequence_pairs():
+    for task, fn in (("copy", lambda s: s), ("reverse", lambda s: s[::-1]),
+                     ("sort", lambda s: "".join(sorted(s)))):
+        for src, tgt in data.sequence_pairs(20, task=task, min_len=2, max_len=6):
+            assert 2 <= len(src) <= 6 and tgt == fn(src)
+
+
+def test_seq2seq_batches_teacher_forcing_shift():
+    src_tok, tgt_tok = data.date_tokenizers()
+    pairs = data.date_pairs(10)
+    (src, tgt_in, tgt_out), *_ = training.seq2seq_batches(pairs, src_tok, tgt_tok, 4,
+                                                          shuffle=False)
+    assert src.shape[0] == 4 and tgt_in.shape == tgt_out.shape == (4, 11)
+    assert torch.all(tgt_in[:, 0] == tgt_tok.bos_id) and torch.all(tgt_out[:, -1] == tgt_tok.eos_id)
+    assert torch.equal(tgt_in[:, 1:], tgt_out[:, :-1])
+    assert tgt_tok.decode(tgt_out[0]) == pairs[0][1]
+
+
+def test_fit_learns_the_reverse_task_reproducibly():
+    pairs = data.sequence_pairs(1500, task="reverse", min_len=2, max_len=5, alphabet="abcdef")
+    tok = data.CharTokenizer("abcdef")
+    batches = training.seq2seq_batches(pairs, tok, tok, 50)
+    held_out = data.sequence_pairs(100, task="reverse", min_len=2, max_len=5, alphabet="abcdef",
+                                   seed=99)
+
+    def run():
+        tc.seed_everything(0)
+        model = tc.Transformer(len(tok), len(tok), d_model=32, num_heads=2, num_layers=1,
+                               d_ff=64, dropout=0.0)
+        history = training.fit(model, batches, training.seq2seq_loss, epochs=30, lr=3e-3,
+                               device="cpu", progress=False,
+                               evaluate=lambda m: training.exact_match(m, held_out, tok, tok),
+                               eval_every=60, target=0.9)
+        return model, history
+
+    model, history = run()
+    assert history.reached_target and history.final_metric >= 0.9, history.evaluations
+    assert history.losses[-1] < history.losses[0] / 5
+    assert not model.training
+    _, again = run()
+    assert again.losses == history.losses  # same seed, same run
+
+
+def test_fit_and_accuracy_on_sentiment():
+    examples = data.sentiment_examples(1200, seed=0)
+    tok = data.WordTokenizer.from_texts(text for text, _ in examples)
+    train = training.classification_batches(examples[:1000], tok, 50)
+    test = training.classification_batches(examples[1000:], tok, 100, shuffle=False)
+    model = tc.TransformerClassifier(len(tok), 2, d_model=32, num_heads=2, num_layers=2,
+                                     d_ff=64, dropout=0.0)
+    history = training.fit(model, lambda epoch: train, training.classification_loss, epochs=40,
+                           lr=2e-3, device="cpu", progress=False,
+                           evaluate=lambda m: training.accuracy(m, test), eval_every=40,
+                           target=0.97)
+    assert history.final_metric >= 0.95, history.evaluations

@@ -1,0 +1,91 @@
+"""Plots return real, non-empty figures; checkers accept right answers and explain wrong ones."""
+
+import math
+
+import pytest
+import torch
+
+import transformer_course as tc
+
+plotting = pytest.importorskip("transformer_course.plotting")
+
+
+def _drawn(fig):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    pixels = torch.frombuffer(bytearray(canvas.buffer_rgba()), dtype=torch.uint8)
+    return pixels.unique().numel() > 10  # more than a blank canvas
+
+
+def test_attention_heatmap_labels_and_values():
+    w = torch.softmax(torch.randn(3, 4), -1)
+    fig = plotting.attention_heatmap(w, queries=["a", "b", "c"], keys=["w", "x", "y", "z"],
+                                     title="demo")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["w", "x", "y", "z"]
+    assert ax.get_title() == "demo" and len(ax.texts) == 12
+    assert torch.allclose(torch.tensor(ax.images[0].get_array().data), w.double())
+    assert _drawn(fig)
+
+
+def test_attention_heads_grid():
+    w = torch.softmax(torch.randn(6, 3, 3), -1)
+    fig = plotting.attention_heads(w, columns=4)
+    visible = [ax for ax in fig.axes if ax.get_visible() and ax.images]
+    assert len(visible) == 6 and visible[5].get_title() == "head 5"
+    assert _drawn(fig)
+
+
+def test_encoding_and_vectors():
+    fig = plotting.encoding_heatmap(tc.sinusoidal_encoding(20, 16))
+    assert fig.axes[0].images[0].get_array().shape == (20, 16) and _drawn(fig)
+    x = torch.tensor([[1.0, 0.0], [0.0, 2.0]])
+    fig = plotting.vectors_plot(x, labels=["x1", "x2"], highlight=x.mean(0))
+    assert {t.get_text().strip() for t in fig.axes[0].texts} - {""} == {"x1", "x2", "output"}
+
+
+def my_softmax(s):
+    z = s - s.max(-1, keepdim=True).values
+    return z.exp() / z.exp().sum(-1, keepdim=True)
+
+
+def test_checkers_accept_right_answers():
+    results = [
+        tc.check.softmax(my_softmax),
+        tc.check.soft_argmax(lambda s, beta: my_softmax(beta * s)),
+        tc.check.hard_argmax(lambda s: torch.nn.functional.one_hot(
+            s.argmax(-1), s.shape[-1]).to(s.dtype)),
+        tc.check.attention(lambda q, k, v: my_softmax(q @ k.transpose(-2, -1)
+                                                      / math.sqrt(q.shape[-1])) @ v),
+        tc.check.causal_mask(lambda n: torch.ones(n, n).tril().bool()),
+        tc.check.padding_mask(lambda ids, pad: (ids != pad)[:, None, None, :]),
+        tc.check.sinusoidal_encoding(tc.sinusoidal_encoding),
+        tc.check.split_heads(lambda x, h: x.view(*x.shape[:2], h, -1).transpose(1, 2)),
+        tc.check.merge_heads(lambda x: x.transpose(1, 2).flatten(2)),
+    ]
+    for r in results:
+        assert r, r
+        assert repr(r).startswith("✓") and "✓" in r._repr_html_()
+        r.raise_if_failed()
+
+
+def test_checkers_explain_wrong_answers():
+    naive = tc.check.softmax(lambda s: s.exp() / s.exp().sum(-1, keepdim=True))
+    assert not naive and "overflow" in naive.message and "not finite" in naive.message
+    unscaled = tc.check.attention(lambda q, k, v: torch.softmax(q @ k.transpose(-2, -1), -1) @ v)
+    assert not unscaled and "sqrt(d_k)" in unscaled.message
+    wrong_dim = tc.check.softmax(lambda s: torch.softmax(s, 0))
+    assert not wrong_dim and "entry" in wrong_dim.message and "off by" in wrong_dim.message
+    upper = tc.check.causal_mask(lambda n: torch.ones(n, n).triu().bool())
+    assert not upper and "expected" in upper.message
+    shape = tc.check.split_heads(lambda x, h: x.view(x.shape[0], h, x.shape[1], -1))
+    assert not shape and "expected" in shape.message
+    crash = tc.check.merge_heads(lambda x: 1 / 0)
+    assert not crash and "ZeroDivisionError" in crash.message
+    assert not tc.check.softmax("not a function")
+    with pytest.raises(AssertionError, match="✗ softmax"):
+        naive.raise_if_failed()
+    floats = tc.check.causal_mask(lambda n: torch.ones(n, n).tril())
+    assert not floats and "torch.bool" in floats.message

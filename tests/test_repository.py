@@ -1,0 +1,116 @@
+"""The repository keeps its promises: three parallel books, pinned toolchain, lower-bounded
+package, the README's two commands, no registry host names."""
+
+import io
+import json
+import re
+import subprocess
+import tokenize
+from pathlib import Path
+
+import pytest
+import tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+LANGS = ("en", "fr", "it")
+
+
+def book_files(lang):
+    folder = ROOT / "book" / lang
+    return {p.relative_to(folder) for p in folder.rglob("*")
+            if p.suffix in (".md", ".ipynb") and "_build" not in p.parts}
+
+
+def code_shape(source):
+    """Tokens of a code cell without comments, blank lines and string contents."""
+    lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    kept = []
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+            tokenize.ENDMARKER}
+    fstring = [getattr(tokenize, n) for n in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")
+               if hasattr(tokenize, n)]
+    for tok in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
+        if tok.type in skip:
+            continue
+        if tok.type == tokenize.STRING or tok.type in fstring:
+            if not kept or kept[-1] != "S":
+                kept.append("S")
+            continue
+        kept.append(tok.string)
+    return kept
+
+
+def test_the_three_books_have_the_same_files():
+    files = {lang: book_files(lang) for lang in LANGS}
+    assert files["en"], "book/en is empty"
+    assert files["en"] == files["fr"] == files["it"], files
+
+
+def test_every_page_is_in_the_toc():
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    listed = {"index"} | set(re.findall(r"file:\s*([\w/.-]+)", toc))
+    for path in book_files("en"):
+        assert str(path.with_suffix("")) in listed, f"{path} is not in _toc.yml"
+
+
+def test_notebooks_share_code_cells_and_store_no_outputs():
+    for name in sorted(str(p) for p in book_files("en") if p.suffix == ".ipynb"):
+        check_parallel_notebook(name)
+
+
+def check_parallel_notebook(name):
+    shapes = {}
+    for lang in LANGS:
+        nb = json.loads((ROOT / "book" / lang / name).read_text(encoding="utf-8"))
+        cells = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        for i, cell in enumerate(cells):
+            assert not cell.get("outputs"), f"{lang}/{name} cell {i} has stored outputs"
+            assert cell.get("execution_count") is None, f"{lang}/{name} cell {i} was executed"
+        shapes[lang] = [code_shape("".join(c["source"])) for c in cells]
+    assert len(shapes["en"]) == len(shapes["fr"]) == len(shapes["it"])
+    for i, (en, fr, it) in enumerate(zip(shapes["en"], shapes["fr"], shapes["it"], strict=True)):
+        assert en == fr == it, f"{name}: code cell {i + 1} differs between languages"
+
+
+def test_code_shape_ignores_comments_and_strings_only():
+    assert code_shape("x = f('a')  # hello") == code_shape("x = f('b')  # bonjour")
+    assert code_shape("x = f('a')") != code_shape("x = g('a')")
+
+
+def test_requirements_are_pinned_and_the_package_only_bounded():
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            assert re.fullmatch(r"[A-Za-z0-9_.\-\[\]]+==[\w.+]+", line), f"not pinned: {line}"
+    assert "torch==2.13.0" in (ROOT / "requirements.txt").read_text()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["requires-python"] == ">=3.10"
+    specs = list(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        specs += extra
+    for spec in specs:
+        assert "==" not in spec and ">=" in spec, f"{spec}: give lower bounds only"
+
+
+def test_readme_gives_the_two_commands():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "make book" in readme and "make test" in readme
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^book:", makefile, re.M) and re.search(r"^test:", makefile, re.M)
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_no_package_registry_host_is_committed():
+    hosts = ["pypi" + ".org", "pythonhosted" + ".org", "registry." + "npmjs", "npmjs" + ".com",
+             "yarnpkg" + ".com"]
+    try:
+        tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                                 check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    for name in tracked:
+        path = ROOT / name
+        if path.is_file() and path.stat().st_size < 5_000_000:
+            text = path.read_text(encoding="utf-8", errors="ignore")
+            for host in hosts:
+                assert host not in text, f"{name} names {host}"

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Build the book in every language: ``_build/html/{en,fr,it}/`` and a root ``index.html``.
+
+Jupyter Book 1 has no translations, so each language folder under ``book/`` is built as its
+own book from the shared ``_config.yml`` and ``_toc.yml``, with that language's ``language``
+(theme strings, ``<html lang>``, search) and title. Warnings and cell errors fail the build.
+
+Usage: python tools/build_book.py [LANG ...]   (default: every language)
+"""
+
+from __future__ import annotations
+
+import html
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "_build"
+SITE = BUILD / "html"
+
+
+def language_config(config: dict, lang: str) -> dict:
+    """The shared configuration specialised for one language."""
+    out = {k: v for k, v in config.items() if k != "languages"}
+    meta = config["languages"][lang]
+    out["title"] = meta["title"]
+    out.setdefault("sphinx", {}).setdefault("config", {})["language"] = lang
+    out.setdefault("repository", {})["path_to_book"] = f"book/{lang}"
+    return out
+
+
+def build_language(config: dict, lang: str) -> Path:
+    work = BUILD / "languages" / lang
+    work.mkdir(parents=True, exist_ok=True)
+    cfg_path = work / "_config.yml"
+    cfg_path.write_text(yaml.safe_dump(language_config(config, lang), allow_unicode=True,
+                                       sort_keys=False), encoding="utf-8")
+    command = [
+        str(Path(sys.executable).parent / "jupyter-book"), "build", str(ROOT / "book" / lang),
+        "--config", str(cfg_path), "--toc", str(ROOT / "_toc.yml"),
+        "--path-output", str(work), "--all", "-W", "-n", "--keep-going",
+    ]
+    subprocess.run(command, check=True, cwd=ROOT)
+    target = SITE / lang
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(work / "_build" / "html", target)
+    return target
+
+
+def root_index(config: dict) -> str:
+    """A landing page that sends readers to their browser's language, with plain links."""
+    langs = config["languages"]
+    links = "\n".join(
+        f'    <li><a href="{code}/index.html" hreflang="{code}" lang="{code}">'
+        f"{html.escape(meta['name'])}: {html.escape(meta['title'])}</a></li>"
+        for code, meta in langs.items()
+    )
+    codes = ", ".join(f'"{code}"' for code in langs)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>{html.escape(config["title"])}</title>
+  <script>
+    (function () {{
+      var known = [{codes}];
+      var asked = (navigator.languages || [navigator.language || "en"]);
+      for (var i = 0; i < asked.length; i++) {{
+        var code = String(asked[i]).slice(0, 2).toLowerCase();
+        if (known.indexOf(code) >= 0) {{ window.location.replace(code + "/index.html"); return; }}
+      }}
+      window.location.replace("en/index.html");
+    }})();
+  </script>
+</head>
+<body>
+  <h1>{html.escape(config["title"])}</h1>
+  <ul>
+{links}
+  </ul>
+</body>
+</html>
+"""
+
+
+def main(argv: list[str]) -> int:
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    langs = argv or list(config["languages"])
+    unknown = [lang for lang in langs if lang not in config["languages"]]
+    if unknown:
+        print(f"unknown language(s): {unknown}", file=sys.stderr)
+        return 2
+    SITE.mkdir(parents=True, exist_ok=True)
+    for lang in langs:
+        start = time.perf_counter()
+        build_language(config, lang)
+        print(f"built {lang} in {time.perf_counter() - start:.0f} s")
+    (SITE / "index.html").write_text(root_index(config), encoding="utf-8")
+    (SITE / ".nojekyll").write_text("", encoding="utf-8")
+    print(f"site ready: {SITE / 'index.html'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
