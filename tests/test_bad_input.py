@@ -158,3 +158,18 @@ def test_plotting_bad_inputs():
         plotting.attention_heatmap(torch.full((2, 2), float("nan")))
     with pytest.raises(ValueError, match=r"vectors must be \(n, 2\)"):
         plotting.vectors_plot(torch.rand(3, 3))
+
+
+def test_decoder_and_feed_forward_bad_inputs():
+    with pytest.raises(ValueError, match="d_ff must be >= 1"):
+        tc.FeedForward(8, 0)
+    with pytest.raises(ValueError, match="activation must be one of"):
+        tc.FeedForward(8, 16, activation="tanh")
+    layer = tc.DecoderLayer(8, 2, 16)
+    x = torch.randn(2, 3, 8)
+    with pytest.raises(ValueError, match=r"key must be \(B, L, 8\).*\(2, 5, 6\)"):
+        layer(x, torch.randn(2, 5, 6))
+    with pytest.raises(ValueError, match="same batch size"):
+        tc.Decoder(8, 2, 16, 1)(x, torch.randn(4, 5, 8))
+    with pytest.raises(ValueError, match=r"mask of shape \(4, 4\) does not broadcast"):
+        tc.Decoder(8, 2, 16, 1)(x, x, self_mask=tc.causal_mask(4))

@@ -9,8 +9,8 @@ the implementations it compares in one process so that they see the same machine
   matmul-softmax-matmul module with the same projections (target: within 1.20x).
 * ``dates``: the model of the decoder chapter trained on :func:`~transformer_course.data.date_pairs`
   until 99% exact match on 500 held-out pairs (greedy decoding), against the same-size model
-  built from ``nn.Transformer`` with the same data, batches, optimiser and initial weights
-  (target: within 1.2x of its time).
+  built from ``nn.Transformer`` with the same data, batches, optimiser, schedule and initial
+  weights, over three seeds (target: within 1.2x of its total time).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .interop import from_torch
 from .layers import MultiHeadAttention
 from .models import Transformer
 from .positional import SinusoidalPositionalEncoding
-from .training import exact_match, fit, seq2seq_batches, seq2seq_loss
+from .training import History, exact_match, fit, seq2seq_batches, seq2seq_loss, warmup_cosine
 
 __all__ = ["DATES_CONFIG", "TorchSeq2Seq", "bench_attention", "bench_dates", "main"]
 
@@ -96,6 +96,7 @@ def bench_attention(*, batch: int = 2, length: int = 1024, d_model: int = 512,
 # --- dates --------------------------------------------------------------------------------
 
 DATES_CONFIG = dict(d_model=64, num_heads=4, num_layers=2, d_ff=256, dropout=0.0)
+DATES_SCHEDULE = warmup_cosine(100, 1500)
 
 
 class TorchSeq2Seq(nn.Module):
@@ -168,11 +169,17 @@ def copy_into_course_model(reference: TorchSeq2Seq) -> Transformer:
 
 
 def train_dates(model: nn.Module, *, num_train: int = 20000, batch_size: int = 64,
-                lr: float = 2e-3, max_epochs: int = 10, target: float = 0.99,
-                eval_every: int = 100, seed: int = 0, progress: bool = True,
-                desc: str = "dates"):
+                lr: float = 3e-3, max_epochs: int = 10, target: float = 0.99,
+                eval_every: int = 50, seed: int = 0, progress: bool = True,
+                schedule: Callable[[int], float] | None = DATES_SCHEDULE,
+                desc: str = "dates") -> History:
     """Train ``model`` on trilingual dates until ``target`` exact match on 500 held-out
-    pairs; return the :class:`~transformer_course.training.History`."""
+    pairs; return the :class:`~transformer_course.training.History`.
+
+    Adam with a short warm-up and a cosine decay: the accuracy then climbs steadily, so
+    two models that start from the same weights reach the target after similar numbers
+    of steps, and their times compare the implementations rather than luck.
+    """
     src_tok, tgt_tok = date_tokenizers()
     train = date_pairs(num_train, seed=seed)
     held_out = date_pairs(500, seed=seed + 10_000)
@@ -187,23 +194,36 @@ def train_dates(model: nn.Module, *, num_train: int = 20000, batch_size: int = 6
         eval_every=eval_every,
         target=target,
         seed=seed,
+        schedule=schedule,
         progress=progress,
         desc=desc,
     )
 
 
-def bench_dates(*, seed: int = 0, progress: bool = True) -> dict[str, float]:
-    """Train the reference and ours from the same initial weights; return times and scores."""
+def bench_dates(*, seeds: tuple[int, ...] = (0, 1, 2), progress: bool = True
+                ) -> dict[str, float]:
+    """Train the reference and ours from the same initial weights, once per seed.
+
+    Two runs from the same weights drift apart in the last bits of float32 and may need
+    a few more or fewer steps; summing over several seeds keeps that luck out of the
+    ratio. Returns per-model totals (seconds, steps), the lowest final accuracy and the
+    ratio of total times.
+    """
     src_tok, tgt_tok = date_tokenizers()
-    torch.manual_seed(seed)
-    reference = TorchSeq2Seq(len(src_tok), len(tgt_tok), **DATES_CONFIG)
-    ours = copy_into_course_model(reference)
-    results = {}
-    for name, model in (("nn.Transformer", reference), ("ours", ours)):
-        history = train_dates(model, seed=seed, progress=progress, desc=name)
-        results[f"{name} seconds"] = history.seconds
-        results[f"{name} accuracy"] = history.final_metric or 0.0
-        results[f"{name} steps"] = history.steps
+    results = dict.fromkeys(("nn.Transformer seconds", "ours seconds", "nn.Transformer steps",
+                             "ours steps"), 0.0)
+    results["nn.Transformer accuracy"] = results["ours accuracy"] = 1.0
+    for seed in seeds:
+        torch.manual_seed(seed)
+        reference = TorchSeq2Seq(len(src_tok), len(tgt_tok), **DATES_CONFIG)
+        ours = copy_into_course_model(reference)
+        for name, model in (("nn.Transformer", reference), ("ours", ours)):
+            history = train_dates(model, seed=seed, progress=progress, desc=f"{name} seed {seed}")
+            results[f"{name} seconds"] += history.seconds
+            results[f"{name} steps"] += history.steps
+            results[f"{name} accuracy"] = min(results[f"{name} accuracy"],
+                                              history.final_metric or 0.0)
+    results["runs"] = len(seeds)
     results["ratio"] = results["ours seconds"] / results["nn.Transformer seconds"]
     return results
 
@@ -226,11 +246,14 @@ def main(argv: list[str] | None = None) -> int:
               f"explicit {r['explicit ratio']:.2f}x plain reference (target <= 1.20)")
     if args.which in ("dates", "all"):
         r = bench_dates(progress=not args.quiet)
+        runs = int(r["runs"])
         for name in ("nn.Transformer", "ours"):
-            print(f"  {name:15s} {r[name + ' accuracy']:.1%} exact match after "
-                  f"{r[name + ' steps']} steps in {r[name + ' seconds']:.1f} s")
+            print(f"  {name:15s} >= {r[name + ' accuracy']:.1%} exact match, on average "
+                  f"{r[name + ' steps'] / runs:.0f} steps in {r[name + ' seconds'] / runs:.1f} s "
+                  f"({runs} seeds)")
         print(f"  ratio {r['ratio']:.2f}x (target <= 1.20)")
-        print(f"dates: {r['ours accuracy'] * 100:.1f}% exact match in {r['ours seconds']:.1f} s")
+        print(f"dates: {r['ours accuracy'] * 100:.1f}% exact match in "
+              f"{r['ours seconds'] / runs:.1f} s")
     return 0
 
 

@@ -321,16 +321,10 @@ class DecoderLayer(nn.Module):
         return (x, self_w, cross_w) if return_attention else x
 
 
-class Encoder(nn.Module):
-    """A stack of ``num_layers`` :class:`EncoderLayer` s.
+class _Stack(nn.Module):
+    """``num_layers`` copies of one kind of layer, with an optional final LayerNorm."""
 
-    Args:
-        d_model, num_heads, d_ff: as for :class:`EncoderLayer`.
-        num_layers: N, the number of layers.
-        final_norm: a LayerNorm after the last layer; defaults to ``norm_first``, since a
-            pre-norm stack otherwise leaves its output unnormalised.
-        **layer options: ``dropout``, ``activation``, ``norm_first``, ``eps``, ``bias``.
-    """
+    layer_class: type[nn.Module]
 
     def __init__(
         self,
@@ -349,12 +343,26 @@ class Encoder(nn.Module):
         super().__init__()
         check_positive_int("num_layers", num_layers)
         self.layers = nn.ModuleList(
-            EncoderLayer(d_model, num_heads, d_ff, dropout=dropout, activation=activation,
-                         norm_first=norm_first, eps=eps, bias=bias)
+            self.layer_class(d_model, num_heads, d_ff, dropout=dropout, activation=activation,
+                             norm_first=norm_first, eps=eps, bias=bias)
             for _ in range(num_layers)
         )
         final_norm = norm_first if final_norm is None else final_norm
         self.norm = nn.LayerNorm(d_model, eps=eps, bias=bias) if final_norm else None
+
+
+class Encoder(_Stack):
+    """A stack of ``num_layers`` :class:`EncoderLayer` s.
+
+    Args:
+        d_model, num_heads, d_ff: as for :class:`EncoderLayer`.
+        num_layers: N, the number of layers.
+        final_norm: a LayerNorm after the last layer; defaults to ``norm_first``, since a
+            pre-norm stack otherwise leaves its output unnormalised.
+        **layer options: ``dropout``, ``activation``, ``norm_first``, ``eps``, ``bias``.
+    """
+
+    layer_class = EncoderLayer
 
     def forward(
         self,
@@ -384,32 +392,10 @@ class DecoderAttention(NamedTuple):
     cross_attention: list[torch.Tensor]
 
 
-class Decoder(nn.Module):
+class Decoder(_Stack):
     """A stack of ``num_layers`` :class:`DecoderLayer` s; arguments as for :class:`Encoder`."""
 
-    def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        d_ff: int,
-        num_layers: int,
-        *,
-        dropout: float = 0.1,
-        activation: str = "relu",
-        norm_first: bool = False,
-        eps: float = 1e-5,
-        bias: bool = True,
-        final_norm: bool | None = None,
-    ) -> None:
-        super().__init__()
-        check_positive_int("num_layers", num_layers)
-        self.layers = nn.ModuleList(
-            DecoderLayer(d_model, num_heads, d_ff, dropout=dropout, activation=activation,
-                         norm_first=norm_first, eps=eps, bias=bias)
-            for _ in range(num_layers)
-        )
-        final_norm = norm_first if final_norm is None else final_norm
-        self.norm = nn.LayerNorm(d_model, eps=eps, bias=bias) if final_norm else None
+    layer_class = DecoderLayer
 
     def forward(
         self,

@@ -7,9 +7,10 @@ and classification (:class:`~transformer_course.TransformerClassifier`).
 
 from __future__ import annotations
 
+import math
 import random
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -30,6 +31,7 @@ __all__ = [
     "fit",
     "seq2seq_batches",
     "seq2seq_loss",
+    "warmup_cosine",
 ]
 
 Batch = tuple[torch.Tensor, ...]
@@ -66,6 +68,7 @@ def fit(
     eval_every: int = 100,
     target: float | None = None,
     clip_grad: float | None = 1.0,
+    schedule: Callable[[int], float] | None = None,
     seed: int | None = 0,
     progress: bool = True,
     desc: str = "training",
@@ -85,6 +88,8 @@ def fit(
             and at the end.
         target: stop as soon as the metric reaches ``target``.
         clip_grad: clip the gradient norm (``None`` to disable).
+        schedule: ``step -> factor`` multiplying the learning rate at each step, for
+            example :func:`warmup_cosine`.
         seed: seed everything before training (``None`` to leave the RNGs alone).
         progress: show a tqdm progress bar.
         desc: the progress bar's label.
@@ -98,6 +103,7 @@ def fit(
     dev = torch.device(device) if device is not None else best_device()
     model.to(dev)
     opt = optimizer or torch.optim.Adam(model.parameters(), lr=lr)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(opt, schedule) if schedule else None
     history = History()
     start = time.perf_counter()
 
@@ -124,6 +130,8 @@ def fit(
                 if clip_grad is not None:
                     nn.utils.clip_grad_norm_(model.parameters(), clip_grad)
                 opt.step()
+                if scheduler is not None:
+                    scheduler.step()
                 history.losses.append(loss.item())
                 bar.update(1)
                 if evaluate is not None and history.steps % eval_every == 0:
@@ -144,7 +152,34 @@ def fit(
         model.eval()
 
 
+def warmup_cosine(warmup_steps: int, total_steps: int, *, floor: float = 0.05
+                  ) -> Callable[[int], float]:
+    """A learning-rate factor that rises linearly for ``warmup_steps``, then follows a
+    cosine down to ``floor`` at ``total_steps`` (and stays there)."""
+    check_positive_int("warmup_steps", warmup_steps)
+    if check_positive_int("total_steps", total_steps) <= warmup_steps:
+        raise ValueError(f"total_steps ({total_steps}) must exceed warmup_steps ({warmup_steps})")
+
+    def factor(step: int) -> float:
+        if step < warmup_steps:
+            return (step + 1) / warmup_steps
+        progress = min(1.0, (step - warmup_steps) / (total_steps - warmup_steps))
+        return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress))
+
+    return factor
+
+
 # --- sequence to sequence -------------------------------------------------------------------
+
+def _chunks(items: Sequence, batch_size: int, shuffle: bool, seed: int) -> Iterator[list]:
+    """Consecutive groups of ``batch_size`` items, in a seeded random order if ``shuffle``."""
+    check_positive_int("batch_size", batch_size)
+    order = list(range(len(items)))
+    if shuffle:
+        random.Random(seed).shuffle(order)
+    for start in range(0, len(order), batch_size):
+        yield [items[i] for i in order[start:start + batch_size]]
+
 
 def seq2seq_batches(
     pairs: Sequence[tuple[str, str]],
@@ -160,13 +195,8 @@ def seq2seq_batches(
     ``tgt_in`` is ``<bos> y1 ... yn`` and ``tgt_out`` is ``y1 ... yn <eos>``: teacher
     forcing feeds the true previous tokens and asks for the next one at every position.
     """
-    check_positive_int("batch_size", batch_size)
-    order = list(range(len(pairs)))
-    if shuffle:
-        random.Random(seed).shuffle(order)
     out = []
-    for start in range(0, len(order), batch_size):
-        chunk = [pairs[i] for i in order[start:start + batch_size]]
+    for chunk in _chunks(pairs, batch_size, shuffle, seed):
         src = src_tokenizer.batch([s for s, _ in chunk])
         tgt = tgt_tokenizer.batch([t for _, t in chunk], bos=True, eos=True)
         out.append((src, tgt[:, :-1], tgt[:, 1:]))
@@ -221,13 +251,8 @@ def classification_batches(
     seed: int = 0,
 ) -> list[Batch]:
     """Cut (text, label) examples into padded batches ``(input_ids, attention_mask, labels)``."""
-    check_positive_int("batch_size", batch_size)
-    order = list(range(len(examples)))
-    if shuffle:
-        random.Random(seed).shuffle(order)
     out = []
-    for start in range(0, len(order), batch_size):
-        chunk = [examples[i] for i in order[start:start + batch_size]]
+    for chunk in _chunks(examples, batch_size, shuffle, seed):
         ids, mask = tokenizer.batch([text for text, _ in chunk])
         out.append((ids, mask, torch.tensor([label for _, label in chunk])))
     return out
