@@ -14,7 +14,13 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
-setup: $(STAMP)
+NPM_STAMP := node_modules/.installed
+
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $(NPM_STAMP)
+
+setup: $(STAMP) $(NPM_STAMP)
 
 book: setup
 	$(PY) tools/build_book.py
@@ -22,7 +28,8 @@ book: setup
 lint: setup
 	$(VENV)/bin/ruff check src tests tools
 
-test: setup lint
+# The tests check the built site too (pages, links, offline loading in Chromium).
+test: setup lint book
 	$(PY) -m pytest
 
 bench: setup

@@ -18,3 +18,14 @@ settings.load_profile("course")
 def _seed():
     torch.manual_seed(0)
     yield
+
+
+SITE = __import__("pathlib").Path(__file__).resolve().parent.parent / "_build" / "html"
+
+
+@pytest.fixture(scope="session")
+def site():
+    """The built book (``make book``; ``make test`` builds it before running the tests)."""
+    if not (SITE / "index.html").exists():
+        pytest.fail(f"{SITE} is missing: build the book first with `make book`")
+    return SITE

@@ -22,6 +22,13 @@ def test_submodules_load_lazily():
     assert out.stdout.split() == ["False", "True"]
 
 
+def test_widgets_and_viz_load_lazily():
+    code = ("import sys, transformer_course as tc; tc.widgets.beta_explorer; tc.viz.head_view; "
+            "print('ipywidgets' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
+
+
 def test_contract_names():
     for name in ("attention", "soft_argmax", "hard_argmax", "causal_mask", "padding_mask",
                  "MultiHeadAttention", "sinusoidal_encoding", "FeedForward", "EncoderLayer",
@@ -29,5 +36,5 @@ def test_contract_names():
                  "from_torch", "from_huggingface", "device", "seed_everything"):
         assert hasattr(tc, name), name
     assert set(tc.__all__) <= set(dir(tc))
-    for sub in ("data", "training", "plotting", "check", "bench"):
+    for sub in ("data", "training", "plotting", "widgets", "viz", "check", "bench"):
         assert sub in dir(tc)

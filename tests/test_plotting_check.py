@@ -64,6 +64,9 @@ def test_checkers_accept_right_answers():
         tc.check.sinusoidal_encoding(tc.sinusoidal_encoding),
         tc.check.split_heads(lambda x, h: x.view(*x.shape[:2], h, -1).transpose(1, 2)),
         tc.check.merge_heads(lambda x: x.transpose(1, 2).flatten(2)),
+        tc.check.weighted_sum(lambda x, a: (a[:, None] * x).sum(0)),
+        tc.check.self_attention(lambda x, b: torch.softmax(b * x @ x.T, -1) @ x),
+        tc.check.entropy(lambda w: -(w * w.clamp_min(1e-30).log()).sum(-1)),
     ]
     for r in results:
         assert r, r
@@ -87,5 +90,9 @@ def test_checkers_explain_wrong_answers():
     assert not tc.check.softmax("not a function")
     with pytest.raises(AssertionError, match="✗ softmax"):
         naive.raise_if_failed()
+    columns = tc.check.self_attention(lambda x, b: x.T @ torch.softmax(b * x @ x.T, 0))
+    assert not columns and "shape" in columns.message
+    nan_entropy = tc.check.entropy(lambda w: -(w * w.log()).sum(-1))
+    assert not nan_entropy and "not finite" in nan_entropy.message
     floats = tc.check.causal_mask(lambda n: torch.ones(n, n).tril())
     assert not floats and "torch.bool" in floats.message

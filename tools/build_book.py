@@ -11,6 +11,7 @@ Usage: python tools/build_book.py [LANG ...]   (default: every language)
 from __future__ import annotations
 
 import html
+import os
 import shutil
 import subprocess
 import sys
@@ -27,10 +28,16 @@ SITE = BUILD / "html"
 def language_config(config: dict, lang: str) -> dict:
     """The shared configuration specialised for one language."""
     out = {k: v for k, v in config.items() if k != "languages"}
-    meta = config["languages"][lang]
-    out["title"] = meta["title"]
-    out.setdefault("sphinx", {}).setdefault("config", {})["language"] = lang
+    out["title"] = config["languages"][lang]["title"]
     out.setdefault("repository", {})["path_to_book"] = f"book/{lang}"
+    sphinx = out.setdefault("sphinx", {})
+    sphinx.setdefault("local_extensions", {})["coursebook"] = str(ROOT / "tools" / "sphinxext")
+    settings = sphinx.setdefault("config", {})
+    settings["language"] = lang
+    theme = settings.setdefault("html_theme_options", {})
+    theme["search_bar_text"] = config["languages"][lang]["search"]
+    settings["tc_languages"] = [[code, meta["name"]] for code, meta in config["languages"].items()]
+    settings["tc_node_modules"] = str(ROOT / "node_modules")
     return out
 
 
@@ -45,7 +52,10 @@ def build_language(config: dict, lang: str) -> Path:
         "--config", str(cfg_path), "--toc", str(ROOT / "_toc.yml"),
         "--path-output", str(work), "--all", "-W", "-n", "--keep-going",
     ]
-    subprocess.run(command, check=True, cwd=ROOT)
+    # Executed notebooks point bertviz at the JavaScript the site serves (see viz.py).
+    env = {**os.environ, "TRANSFORMER_COURSE_JS": "_static/vendor", "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    subprocess.run(command, check=True, cwd=ROOT, env=env)
     target = SITE / lang
     if target.exists():
         shutil.rmtree(target)

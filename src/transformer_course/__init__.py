@@ -7,7 +7,7 @@
     torch.Size([2, 5, 5])
 
 The top-level import stays light (torch only); ``data``, ``training``, ``plotting``,
-``check`` and ``bench`` are submodules loaded on first use.
+``widgets``, ``viz``, ``check`` and ``bench`` are submodules loaded on first use.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from .utils import device, seed_everything
 
 __version__ = "0.1.0"
 
-_SUBMODULES = ("bench", "check", "data", "plotting", "training")
+_SUBMODULES = ("bench", "check", "data", "plotting", "training", "viz", "widgets")
 
 __all__ = [
     "BertEncoder",

@@ -28,13 +28,16 @@ __all__ = [
     "CheckResult",
     "attention",
     "causal_mask",
+    "entropy",
     "hard_argmax",
     "merge_heads",
     "padding_mask",
+    "self_attention",
     "sinusoidal_encoding",
     "soft_argmax",
     "softmax",
     "split_heads",
+    "weighted_sum",
 ]
 
 
@@ -238,3 +241,45 @@ def merge_heads(fn: Callable[[torch.Tensor], torch.Tensor]) -> CheckResult:
         _compare(_call(f, x.clone(), what=what), _ref.merge_heads(x), what=what, exact=True)
         return "heads concatenated back along the features"
     return _run("merge_heads", fn, body)
+
+
+def weighted_sum(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> CheckResult:
+    """Check ``fn(x, a)`` -> ``h = X a``, with the t vectors x_i as the rows of ``x`` (t, n)
+    and ``a`` a vector of t coefficients."""
+    def body(f: Callable) -> str:
+        x = _scores(8, 4, 3)
+        cases = [("a one-hot a (hard attention)", torch.tensor([0.0, 0.0, 1.0, 0.0])),
+                 ("a soft a", torch.tensor([0.1, 0.2, 0.3, 0.4])),
+                 ("any a", torch.tensor([2.0, -1.0, 0.5, 0.0]))]
+        for what, a in cases:
+            _compare(_call(f, x.clone(), a.clone(), what=what), a @ x, what=what)
+        return "h = sum_i a_i x_i: a one-hot a picks one x_i, a soft a mixes them"
+    return _run("weighted_sum", fn, body)
+
+
+def self_attention(fn: Callable[[torch.Tensor, float], torch.Tensor]) -> CheckResult:
+    """Check ``fn(x, beta)`` -> ``H``: every x_i (a row of ``x``) replaced by
+    ``X softmax(beta X^T x_i)``."""
+    def body(f: Callable) -> str:
+        x = _scores(9, 5, 2, scale=1.0)
+        for beta in (0.0, 1.0, 3.0):
+            what = f"5 vectors of R^2 with beta = {beta:g}"
+            expected, _ = _ref.attention(x, x, x, beta=beta)
+            _compare(_call(f, x.clone(), beta, what=what), expected, what=what)
+        return "each output is the average of the inputs weighted by softmax(beta X^T x_i)"
+    return _run("self_attention", fn, body)
+
+
+def entropy(fn: Callable[[torch.Tensor], torch.Tensor]) -> CheckResult:
+    """Check ``fn(weights)`` -> the entropy ``-sum_j a_j log a_j`` of each row (natural log,
+    with 0 log 0 = 0)."""
+    def body(f: Callable) -> str:
+        cases = [("uniform rows of 4", torch.full((2, 4), 0.25)),
+                 ("one-hot rows (with zeros: 0 log 0 = 0)", torch.eye(3)),
+                 ("softmax rows", torch.softmax(_scores(10, 3, 5), -1))]
+        for what, w in cases:
+            p = w.double()
+            expected = -(p * torch.where(p > 0, p.log(), torch.zeros_like(p))).sum(-1)
+            _compare(_call(f, w.clone(), what=what), expected, what=what)
+        return "log(t) for uniform attention, 0 for hard attention"
+    return _run("entropy", fn, body)

@@ -1,0 +1,178 @@
+"""bertviz's head and model views for the course's models and for Hugging Face ones.
+
+bertviz draws attention with d3 and jQuery loaded through require.js from a CDN, which
+leaves a blank cell offline, and in Colab when require.js is not yet there. These wrappers
+load the three libraries themselves, from a base URL that is, in order:
+
+1. the ``base_url`` argument;
+2. the environment variable ``TRANSFORMER_COURSE_JS`` (the book build points it at the
+   copies that ``npm`` installed and the site serves, so the book works offline);
+3. the public CDN (for Colab and Jupyter with internet).
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import json
+import os
+import re
+from collections.abc import Sequence
+
+import torch
+
+from ._checks import shape_of
+
+__all__ = ["ENV_VAR", "AttentionView", "attention_of", "head_view", "model_view"]
+
+ENV_VAR = "TRANSFORMER_COURSE_JS"
+_CDN = {
+    "require": "https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.6/require.min",
+    "d3": "https://cdnjs.cloudflare.com/ajax/libs/d3/5.7.0/d3.min",
+    "jquery": "https://cdnjs.cloudflare.com/ajax/libs/jquery/2.0.0/jquery.min",
+}
+_LOCAL = {"require": "require", "d3": "d3.min", "jquery": "jquery.min"}  # file stems
+
+
+def _urls(base_url: str | None) -> dict[str, str]:
+    """Where to load require.js, d3 and jQuery from (without the ``.js`` suffix)."""
+    base = base_url if base_url is not None else os.environ.get(ENV_VAR)
+    if not base:
+        return dict(_CDN)
+    base = base.rstrip("/")
+    return {name: f"{base}/{stem}" for name, stem in _LOCAL.items()}
+
+
+class AttentionView:
+    """The HTML of a bertviz view; displays itself in Jupyter, Colab and the book.
+
+    Attributes:
+        html: the complete HTML fragment (markup and script).
+    """
+
+    def __init__(self, html: str, kind: str, num_layers: int, num_heads: int,
+                 tokens: Sequence[str]) -> None:
+        self.html = html
+        self.kind, self.num_layers, self.num_heads = kind, num_layers, num_heads
+        self.tokens = list(tokens)
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:
+        return (f"AttentionView({self.kind}, {self.num_layers} layers, {self.num_heads} heads, "
+                f"{len(self.tokens)} tokens)")
+
+
+def _as_layers(attention: object) -> list[torch.Tensor]:
+    """Accept a list of per-layer ``(1, H, L, L)`` or ``(H, L, L)`` tensors, or a model output
+    with ``.attentions``; return ``(1, H, L, L)`` CPU float tensors."""
+    layers = getattr(attention, "attentions", attention)
+    if isinstance(layers, torch.Tensor):
+        layers = [layers] if layers.dim() in (3, 4) else list(layers)
+    if not isinstance(layers, (list, tuple)) or not layers:
+        raise TypeError(
+            "attention must be a non-empty list of per-layer tensors or an output with "
+            f".attentions, got {type(attention).__name__}"
+        )
+    out = []
+    for i, layer in enumerate(layers):
+        if not isinstance(layer, torch.Tensor):
+            raise TypeError(f"attention[{i}] must be a tensor, got {type(layer).__name__}")
+        if layer.dim() == 3:
+            layer = layer[None]
+        if layer.dim() != 4 or layer.shape[0] != 1 or layer.shape[-1] != layer.shape[-2]:
+            raise ValueError(
+                f"attention[{i}] must be (1, H, L, L) or (H, L, L) for one sequence, got "
+                f"{shape_of(layer)}"
+            )
+        out.append(layer.detach().to("cpu", torch.float32))
+    shapes = {tuple(t.shape) for t in out}
+    if len(shapes) != 1:
+        raise ValueError(f"all layers must have the same shape, got {sorted(shapes)}")
+    return out
+
+
+def _wrap(bertviz_html: str, urls: dict[str, str]) -> str:
+    """Make bertviz's HTML load its libraries from ``urls``, whether or not require.js is
+    already on the page."""
+    # bertviz returns: a <script src=require.js> tag, the markup, then one inline script.
+    match = re.search(r'<script type="text/javascript">\n(.*)\n</script>\s*$', bertviz_html,
+                      flags=re.S)
+    if match is None:
+        raise RuntimeError("unexpected bertviz output: no inline script found")
+    markup = re.sub(r"<script src=[^>]*require[^>]*></script>", "", bertviz_html[:match.start()])
+    script = match.group(1)
+    script = re.sub(r"d3: '[^']*'", f"d3: {json.dumps(urls['d3'])}", script, count=1)
+    script = re.sub(r"jquery: '[^']*'", f"jquery: {json.dumps(urls['jquery'])}", script, count=1)
+    loader = f"""<script type="text/javascript">
+(function () {{
+  function draw() {{
+{script}
+  }}
+  if (window.requirejs) {{ draw(); return; }}
+  var tag = document.createElement("script");
+  tag.src = {json.dumps(urls["require"] + ".js")};
+  tag.onload = draw;
+  document.head.appendChild(tag);
+}})();
+</script>"""
+    return markup + loader
+
+
+def _view(kind: str, attention: object, tokens: Sequence[str], base_url: str | None,
+          **options: object) -> AttentionView:
+    import bertviz  # imported here: bertviz is an optional dependency
+
+    layers = _as_layers(attention)
+    tokens = [str(t) for t in tokens]
+    length = layers[0].shape[-1]
+    if len(tokens) != length:
+        raise ValueError(f"tokens has {len(tokens)} entries but the attention covers {length} "
+                         f"positions ({shape_of(layers[0])})")
+    draw = bertviz.head_view if kind == "head view" else bertviz.model_view
+    raw = draw(attention=layers, tokens=tokens, html_action="return", **options).data
+    html = _wrap(raw, _urls(base_url))
+    title = html_lib.escape(f"bertviz {kind}: {len(layers)} layers × {layers[0].shape[1]} heads")
+    html = f'<div class="tc-bertviz" title="{title}">{html}</div>'
+    return AttentionView(html, kind, len(layers), layers[0].shape[1], tokens)
+
+
+def head_view(attention: object, tokens: Sequence[str], *, layer: int | None = None,
+              heads: Sequence[int] | None = None, base_url: str | None = None) -> AttentionView:
+    """bertviz's head view: lines from each token to the tokens it attends to, per layer.
+
+    Args:
+        attention: per-layer weights, one ``(1, H, L, L)`` (or ``(H, L, L)``) tensor per
+            layer, or a model output with ``.attentions`` (ours or Hugging Face's).
+        tokens: the ``L`` token strings.
+        layer: the layer selected at first.
+        heads: the heads shown at first.
+        base_url: where require.js, d3 and jQuery are served (see the module docstring).
+    """
+    return _view("head view", attention, tokens, base_url, layer=layer,
+                 heads=list(heads) if heads is not None else None)
+
+
+def model_view(attention: object, tokens: Sequence[str], *,
+               base_url: str | None = None) -> AttentionView:
+    """bertviz's model view: a thumbnail of every head of every layer (click to zoom)."""
+    return _view("model view", attention, tokens, base_url)
+
+
+def attention_of(model: torch.nn.Module, tokenizer: object, text: str
+                 ) -> tuple[list[torch.Tensor], list[str]]:
+    """Run a BERT-style model on ``text``; return its per-layer attentions and the tokens.
+
+    Works with a Hugging Face ``BertModel`` (loaded with ``attn_implementation="eager"``)
+    and with the course's :class:`~transformer_course.BertEncoder`; ``tokenizer`` is a
+    Hugging Face tokenizer.
+    """
+    batch = tokenizer(text, return_tensors="pt")
+    with torch.no_grad():
+        try:
+            out = model(batch["input_ids"], attention_mask=batch["attention_mask"],
+                        output_attentions=True)
+        except TypeError:  # the course's BertEncoder always returns its attentions
+            out = model(batch["input_ids"], attention_mask=batch["attention_mask"])
+    tokens = tokenizer.convert_ids_to_tokens(batch["input_ids"][0])
+    return list(out.attentions), tokens
