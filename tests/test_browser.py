@@ -123,25 +123,44 @@ def visible_picture(page):
     return image.screenshot()
 
 
-@pytest.mark.parametrize("lang", LANGS)
-def test_beta_slider_changes_the_picture_without_a_kernel(visit, lang):
-    v = visit(f"{lang}/02_self_attention.html")
-    explorer = v.page.locator(".tc-explorer").first
-    explorer.scroll_into_view_if_needed()
-    before = visible_picture(v.page)
+def press_slider(explorer, steps=3):
     handle = explorer.locator(".noUi-handle").first
     start = handle.get_attribute("aria-valuenow")
     handle.focus()
-    for _ in range(3):
+    for _ in range(steps):
         handle.press("ArrowRight")
-    v.page.wait_for_timeout(500)
     assert handle.get_attribute("aria-valuenow") != start, "the slider did not move"
-    after = visible_picture(v.page)
-    assert after != before, "moving β did not change the picture"
-    explorer.locator("button", has_text="hard").first.click()
-    v.page.wait_for_timeout(500)
-    hard = visible_picture(v.page)
-    assert hard not in (before, after), "switching to hard attention did not change the picture"
+
+
+def click_button(explorer, label):
+    explorer.get_by_role("button", name=label, exact=True).click()
+
+
+# For each chapter with an explorer: the controls to operate, in order. Every step must
+# change the picture, with no kernel behind the page.
+EXPLORERS = {
+    "02_self_attention": [("slider", None), ("button", "hard")],
+    "04_multi_head_attention": [("button", "4"), ("slider", None), ("button", "8")],
+    "05_masks": [("button", "causal"), ("button", "padding"), ("slider", None)],
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("page", [p for p in EXPLORERS if p in PAGES])
+def test_explorer_controls_change_the_picture_without_a_kernel(visit, lang, page):
+    v = visit(f"{lang}/{page}.html")
+    explorer = v.page.locator(".tc-explorer").first
+    explorer.scroll_into_view_if_needed()
+    seen = [visible_picture(v.page)]
+    for kind, label in EXPLORERS[page]:
+        if kind == "slider":
+            press_slider(explorer)
+        else:
+            click_button(explorer, label)
+        v.page.wait_for_timeout(400)
+        picture = visible_picture(v.page)
+        assert picture not in seen, f"{kind} {label or ''} did not change the picture"
+        seen.append(picture)
     assert v.blocked == [] and v.real_errors == [], (v.blocked, v.real_errors)
 
 

@@ -51,6 +51,21 @@ def my_softmax(s):
     return z.exp() / z.exp().sum(-1, keepdim=True)
 
 
+def rotation(k, d):
+    blocks = []
+    for i in range(d // 2):
+        a = torch.tensor(k / 10000 ** (2 * i / d), dtype=torch.float64)
+        blocks.append(torch.stack([torch.stack([a.cos(), a.sin()]),
+                                   torch.stack([-a.sin(), a.cos()])]))
+    return torch.block_diag(*blocks)
+
+
+def reference_mha(x, w_q, w_k, w_v, w_o, heads):
+    q, k, v = (tc.split_heads(x @ w.T, heads) for w in (w_q, w_k, w_v))
+    out, _ = tc.attention(q, k, v)
+    return tc.merge_heads(out) @ w_o.T
+
+
 def test_checkers_accept_right_answers():
     results = [
         tc.check.softmax(my_softmax),
@@ -67,6 +82,17 @@ def test_checkers_accept_right_answers():
         tc.check.weighted_sum(lambda x, a: (a[:, None] * x).sum(0)),
         tc.check.self_attention(lambda x, b: torch.softmax(b * x @ x.T, -1) @ x),
         tc.check.entropy(lambda w: -(w * w.clamp_min(1e-30).log()).sum(-1)),
+        tc.check.lookup(lambda q, k, v, b, hard: (
+            torch.nn.functional.one_hot((k @ q).argmax(), len(k)).float() if hard
+            else torch.softmax(b * (k @ q), -1)) @ v),
+        tc.check.project_qkv(lambda x, w, d: (x @ w.T).split([d, d, w.shape[0] - 2 * d], -1)),
+        tc.check.multi_head_attention(reference_mha),
+        tc.check.masked_softmax(lambda s, m: torch.softmax(
+            s.masked_fill(~m, float("-inf")), -1).nan_to_num(0.0)),
+        tc.check.shift_matrix(rotation),
+        tc.check.offset(lambda a, b, d: round(
+            (math.atan2(b[d - 2], b[d - 1]) - math.atan2(a[d - 2], a[d - 1]))
+            / 10000 ** (-(d - 2) / d))),
     ]
     for r in results:
         assert r, r
@@ -94,5 +120,20 @@ def test_checkers_explain_wrong_answers():
     assert not columns and "shape" in columns.message
     nan_entropy = tc.check.entropy(lambda w: -(w * w.log()).sum(-1))
     assert not nan_entropy and "not finite" in nan_entropy.message
+    unscaled_heads = tc.check.multi_head_attention(
+        lambda x, wq, wk, wv, wo, h: reference_mha(x, wq, wk, wv, wo, 1))
+    assert not unscaled_heads and "with 3 heads" in unscaled_heads.message
+    naive_mask = tc.check.masked_softmax(
+        lambda s, m: torch.softmax(s.masked_fill(~m, float("-inf")), -1))
+    assert not naive_mask and "every key masked" in naive_mask.message
+    two = tc.check.project_qkv(lambda x, w, d: (x @ w.T)[..., :d])
+    assert not two and "tuple (q, k, v)" in two.message
+    soft_always = tc.check.lookup(lambda q, k, v, b, hard: torch.softmax(b * (k @ q), -1) @ v)
+    assert not soft_always and "hard retrieval" in soft_always.message
+    transposed = tc.check.shift_matrix(lambda k, d: rotation(k, d).T)
+    assert not transposed and "M_k E_p" in transposed.message
+    fast_pair = tc.check.offset(lambda a, b, d: round(math.atan2(b[0], b[1])
+                                                      - math.atan2(a[0], a[1])))
+    assert not fast_pair and "expected" in fast_pair.message
     floats = tc.check.causal_mask(lambda n: torch.ones(n, n).tril())
     assert not floats and "torch.bool" in floats.message

@@ -114,3 +114,21 @@ def test_no_package_registry_host_is_committed():
             text = path.read_text(encoding="utf-8", errors="ignore")
             for host in hosts:
                 assert host not in text, f"{name} names {host}"
+
+
+def test_chapters_have_exercises_with_checkers_and_hidden_solutions():
+    for path in sorted((ROOT / "book" / "en").glob("0*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        code = [c for c in cells if c["cell_type"] == "code"]
+        checked = set()
+        for i, cell in enumerate(code):
+            source = "".join(cell["source"])
+            hidden = "hide-input" in cell.get("metadata", {}).get("tags", [])
+            for name in re.findall(r"tc\.check\.(\w+)\(", source):
+                if not hidden and "NotImplementedError" in source:
+                    following = code[i + 1] if i + 1 < len(code) else {}
+                    assert "hide-input" in following.get("metadata", {}).get("tags", []), (
+                        f"{path.name}: exercise {name} has no hidden solution after it")
+                    assert f"tc.check.{name}(" in "".join(following["source"])
+                    checked.add(name)
+        assert len(checked) >= 3, f"{path.name}: only {len(checked)} checked exercises"

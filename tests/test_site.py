@@ -48,6 +48,8 @@ def test_html_lang_and_localised_theme(site, lang):
         assert re.search(rf'<html lang="{lang}"', html), f"{lang}/{page}: wrong <html lang>"
         assert f'placeholder="{meta["search"]}"' in html, f"{lang}/{page}: search box"
         assert "<title>" in html and meta["title"] in html, page
+    toc_title = {"en": "Contents", "fr": "Contenu", "it": "Contenuti"}[lang]  # theme strings
+    assert toc_title in (site / lang / "02_self_attention.html").read_text(encoding="utf-8")
     options = (site / lang / "_static" / "documentation_options.js").read_text(encoding="utf-8")
     assert f"LANGUAGE: '{lang}'" in options  # the search index's stemmer and stop words
     assert (site / lang / "searchindex.js").exists()

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import torch
 
 from . import functional as _ref
+from .layers import MultiHeadAttention
 from .positional import sinusoidal_encoding as _sinusoidal_encoding
 
 __all__ = [
@@ -30,9 +31,15 @@ __all__ = [
     "causal_mask",
     "entropy",
     "hard_argmax",
+    "lookup",
+    "masked_softmax",
     "merge_heads",
+    "multi_head_attention",
+    "offset",
     "padding_mask",
+    "project_qkv",
     "self_attention",
+    "shift_matrix",
     "sinusoidal_encoding",
     "soft_argmax",
     "softmax",
@@ -283,3 +290,114 @@ def entropy(fn: Callable[[torch.Tensor], torch.Tensor]) -> CheckResult:
             _compare(_call(f, w.clone(), what=what), expected, what=what)
         return "log(t) for uniform attention, 0 for hard attention"
     return _run("entropy", fn, body)
+
+
+def lookup(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """Check ``fn(query, keys, values, beta, hard)`` -> the value a soft (or hard) dictionary
+    returns for one query: ``[soft](arg)max_beta(keys @ query) @ values``."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(11)
+        keys, values = torch.randn(5, 3, generator=g), torch.randn(5, 2, generator=g)
+        query = torch.randn(3, generator=g)
+        for beta, hard in ((1.0, False), (0.0, False), (5.0, False), (1.0, True)):
+            what = "hard retrieval" if hard else f"soft retrieval with beta = {beta:g}"
+            expected, _ = _ref.attention(query[None], keys, values, beta=beta, hard=hard)
+            got = _call(f, query.clone(), keys.clone(), values.clone(), beta, hard, what=what)
+            _compare(got, expected[0], what=what)
+        return "hard retrieval returns the best value, soft retrieval a weighted blend"
+    return _run("lookup", fn, body)
+
+
+def project_qkv(fn: Callable[..., tuple]) -> CheckResult:
+    """Check ``fn(x, w_qkv, d_qk)`` -> ``(q, k, v)`` from one stacked weight of shape
+    ``(2 d_qk + d_v, n)``, vectors as rows."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(12)
+        x = torch.randn(4, 6, generator=g)
+        for d_qk, d_v in ((3, 3), (2, 5)):
+            w = torch.randn(2 * d_qk + d_v, 6, generator=g)
+            what = f"d_qk = {d_qk}, d_v = {d_v}"
+            got = _call(f, x.clone(), w.clone(), d_qk, what=what)
+            if not isinstance(got, (tuple, list)) or len(got) != 3:
+                raise _CheckFailedError(f"on {what} expected a tuple (q, k, v), got "
+                                        f"{type(got).__name__}")
+            for name, part, rows in zip("qkv", got, w.split([d_qk, d_qk, d_v]), strict=True):
+                _compare(part, x @ rows.T, what=f"{what}, {name}")
+        return "q = W_q x, k = W_k x and v = W_v x from a single product"
+    return _run("project_qkv", fn, body)
+
+
+def multi_head_attention(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """Check ``fn(x, w_q, w_k, w_v, w_o, num_heads)`` -> multi-head self-attention of
+    ``x`` ``(B, L, d)`` with ``(d, d)`` weights used as ``x @ w.T`` (no biases)."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(13)
+        x = torch.randn(2, 5, 12, generator=g)
+        weights = [torch.randn(12, 12, generator=g) / 12**0.5 for _ in range(4)]
+        for heads in (1, 3, 4):
+            module = MultiHeadAttention(12, heads, bias=False)
+            with torch.no_grad():
+                for layer, w in zip((module.W_q, module.W_k, module.W_v, module.W_o), weights,
+                                    strict=True):
+                    layer.weight.copy_(w)
+                expected, _ = module(x, x, x)
+            what = f"x {tuple(x.shape)} with {heads} heads"
+            got = _call(f, x.clone(), *(w.clone() for w in weights), heads, what=what)
+            _compare(got, expected, what=what)
+        return "split into heads, attend in each, concatenate, mix with W_o"
+    return _run("multi_head_attention", fn, body)
+
+
+def masked_softmax(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> CheckResult:
+    """Check ``fn(scores, mask)`` -> softmax over the positions where ``mask`` is True,
+    exactly 0 elsewhere, and an all-zero row (never NaN) when a row has no True."""
+    def body(f: Callable) -> str:
+        s = _scores(14, 3, 4)
+        cases = [("a causal mask", _ref.causal_mask(4)[:3]),
+                 ("no mask at all (every entry True)", torch.ones(3, 4, dtype=torch.bool)),
+                 ("a row with every key masked", torch.tensor([[True, False, True, False],
+                                                               [False, False, False, False],
+                                                               [True, True, True, True]]))]
+        for what, mask in cases:
+            expected = torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1)
+            expected = torch.where(mask.any(-1, keepdim=True), expected, 0.0)
+            got = _call(f, s.clone(), mask.clone(), what=what)
+            _compare(got, expected, what=what)
+        return "masked positions get exactly 0 and a row with nothing to attend to is all 0"
+    return _run("masked_softmax", fn, body)
+
+
+def shift_matrix(fn: Callable[[int, int], torch.Tensor]) -> CheckResult:
+    """Check ``fn(k, d_model)`` -> the ``(d_model, d_model)`` matrix ``M_k`` with
+    ``E[p + k] = M_k E[p]`` for every position p of the sinusoidal encoding."""
+    def body(f: Callable) -> str:
+        table = _sinusoidal_encoding(200, 16, dtype=torch.float64)
+        for k in (1, 3, 40):
+            what = f"k = {k}, d_model = 16"
+            got = _call(f, k, 16, what=what)
+            if not isinstance(got, torch.Tensor) or got.shape != (16, 16):
+                shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+                raise _CheckFailedError(f"on {what} expected a (16, 16) matrix, got {shape}")
+            moved = table[:-k] @ got.detach().to(torch.float64).T  # M_k E_p for every p
+            _compare(moved, table[k:], what=f"{what} (M_k E_p against E_(p+k) for all p)",
+                     atol=1e-5)
+        return "one rotation per (sin, cos) pair, the same for every position"
+    return _run("shift_matrix", fn, body)
+
+
+def offset(fn: Callable[[torch.Tensor, torch.Tensor, int], int]) -> CheckResult:
+    """Check ``fn(e_p, e_q, d_model)`` -> the integer ``q - p`` read from two sinusoidal
+    encodings."""
+    def body(f: Callable) -> str:
+        table = _sinusoidal_encoding(1200, 32, dtype=torch.float64)
+        for p, q in ((0, 1), (10, 3), (500, 1100), (7, 7), (1000, 250)):
+            what = f"positions p = {p}, q = {q}"
+            got = _call(f, table[p].clone(), table[q].clone(), 32, what=what)
+            try:
+                value = round(float(got))
+            except (TypeError, ValueError):
+                raise _CheckFailedError(f"on {what} expected a number, got {got!r}") from None
+            if value != q - p:
+                raise _CheckFailedError(f"on {what} got {value}, expected {q - p}")
+        return "the offset q - p is readable from the encodings alone"
+    return _run("offset", fn, body)
