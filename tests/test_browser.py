@@ -164,14 +164,35 @@ def test_explorer_controls_change_the_picture_without_a_kernel(visit, lang, page
     assert v.blocked == [] and v.real_errors == [], (v.blocked, v.real_errors)
 
 
+BERTVIZ_PAGES = [p for p in ("01_attention", "09_tokens_and_bert") if p in PAGES]
+
+
 @pytest.mark.parametrize("lang", LANGS)
-def test_bertviz_draws_its_tokens_offline(visit, lang):
-    v = visit(f"{lang}/01_attention.html")
+@pytest.mark.parametrize("page", BERTVIZ_PAGES)
+def test_bertviz_draws_its_tokens_offline(visit, lang, page):
+    v = visit(f"{lang}/{page}.html")
     view = v.page.locator(".tc-bertviz").first
     view.scroll_into_view_if_needed()
     v.page.wait_for_selector(".tc-bertviz svg text", timeout=20000)
     words = v.page.locator(".tc-bertviz svg text").all_text_contents()
     assert "cat" in words and "tired" in words and "[CLS]" in words, words
+    assert v.page.locator(".tc-bertviz select").count() >= 1  # the layer menu was filled
+    assert v.blocked == [] and v.real_errors == [], (v.blocked, v.real_errors)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_bertviz_model_view_draws_every_head(visit, lang):
+    if "09_tokens_and_bert" not in PAGES:
+        pytest.fail("chapter 9 is missing")
+    v = visit(f"{lang}/09_tokens_and_bert.html")
+    views = v.page.locator(".tc-bertviz")
+    assert views.count() == 2, "a head view and a model view"
+    model_view = views.nth(1)
+    model_view.scroll_into_view_if_needed()
+    v.page.wait_for_timeout(1500)
+    # 6 layers x 12 heads of thumbnails, each an SVG group drawn by d3
+    assert model_view.locator("svg").count() >= 1
+    assert model_view.locator("svg g").count() >= 72, model_view.inner_html()[:500]
     assert v.blocked == [] and v.real_errors == [], (v.blocked, v.real_errors)
 
 

@@ -2,7 +2,9 @@
 
 import datetime as dt
 import re
+import zipfile
 
+import pytest
 import torch
 
 import transformer_course as tc
@@ -140,3 +142,36 @@ def test_fit_and_accuracy_on_sentiment():
                            evaluate=lambda m: training.accuracy(m, test), eval_every=40,
                            target=0.97)
     assert history.final_metric >= 0.95, history.evaluations
+
+
+def test_load_labelled_sentences_reads_the_uci_archive_offline(tmp_path):
+    archive = tmp_path / "sentiment labelled sentences.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("sentiment labelled sentences/imdb_labelled.txt",
+                   "A very, very slow-moving film.\t0\nLoved it!\t1\n\n")
+        z.writestr("sentiment labelled sentences/yelp_labelled.txt",
+                   "Wow... Loved this place.\t1\n")
+        z.writestr("__MACOSX/sentiment labelled sentences/._imdb_labelled.txt", "junk")
+        z.writestr("sentiment labelled sentences/readme.txt", "not data")
+    pairs = data.load_labelled_sentences(archive)
+    assert pairs == [("A very, very slow-moving film.", 0), ("Loved it!", 1),
+                     ("Wow... Loved this place.", 1)]
+    shuffled = data.load_labelled_sentences(archive, seed=1)
+    assert sorted(shuffled) == sorted(pairs) and shuffled == data.load_labelled_sentences(
+        archive, seed=1)
+    single = tmp_path / "amazon_labelled.txt"
+    single.write_text("Good case.\t1\nBad battery.\t0\n", encoding="utf-8")
+    assert data.load_labelled_sentences(single) == [("Good case.", 1), ("Bad battery.", 0)]
+
+
+def test_load_labelled_sentences_bad_input(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        data.load_labelled_sentences(tmp_path / "missing.zip")
+    broken = tmp_path / "broken_labelled.txt"
+    broken.write_text("no label here\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="line 1: expected 'sentence<TAB>0 or 1'"):
+        data.load_labelled_sentences(broken)
+    other = tmp_path / "data.bin"
+    other.write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="neither a zip archive nor a .txt file"):
+        data.load_labelled_sentences(other)

@@ -60,6 +60,21 @@ def rotation(k, d):
     return torch.block_diag(*blocks)
 
 
+def reference_encoder_layer(x, attend, ffn, norm1, norm2, norm_first):
+    if norm_first:
+        x = x + attend(norm1(x))
+        return x + ffn(norm2(x))
+    x = norm1(x + attend(x))
+    return norm2(x + ffn(x))
+
+
+def reference_pad_batch(sequences, cls_id, sep_id, pad_id):
+    framed = [[cls_id, *s, sep_id] for s in sequences]
+    width = max(map(len, framed))
+    ids = torch.tensor([f + [pad_id] * (width - len(f)) for f in framed])
+    return ids, (ids != pad_id).long()
+
+
 def reference_mha(x, w_q, w_k, w_v, w_o, heads):
     q, k, v = (tc.split_heads(x @ w.T, heads) for w in (w_q, w_k, w_v))
     out, _ = tc.attention(q, k, v)
@@ -90,6 +105,19 @@ def test_checkers_accept_right_answers():
         tc.check.masked_softmax(lambda s, m: torch.softmax(
             s.masked_fill(~m, float("-inf")), -1).nan_to_num(0.0)),
         tc.check.shift_matrix(rotation),
+        tc.check.layer_norm(lambda x, g, b, eps: torch.nn.functional.layer_norm(
+            x, x.shape[-1:], g, b, eps)),
+        tc.check.feed_forward(lambda x, w1, b1, w2, b2: torch.relu(x @ w1.T + b1) @ w2.T + b2),
+        tc.check.encoder_layer(reference_encoder_layer),
+        tc.check.teacher_forcing(lambda y, b, e: (torch.nn.functional.pad(y, (1, 0), value=b),
+                                                  torch.nn.functional.pad(y, (0, 1), value=e))),
+        tc.check.cross_attention(lambda y, m, wq, wk, wv: tc.attention(y @ wq.T, m @ wk.T,
+                                                                        m @ wv.T)[0]),
+        tc.check.greedy_decode(lambda model, src, b, e, n: model.greedy_decode(
+            src, bos_id=b, eos_id=e, max_len=n)),
+        tc.check.embedding_lookup(lambda ids, table: torch.nn.functional.embedding(ids, table)),
+        tc.check.pad_batch(reference_pad_batch),
+        tc.check.mean_pooling(lambda h, m: (h * m[..., None]).sum(1) / m.sum(1, keepdim=True)),
         tc.check.offset(lambda a, b, d: round(
             (math.atan2(b[d - 2], b[d - 1]) - math.atan2(a[d - 2], a[d - 1]))
             / 10000 ** (-(d - 2) / d))),
@@ -135,5 +163,19 @@ def test_checkers_explain_wrong_answers():
     fast_pair = tc.check.offset(lambda a, b, d: round(math.atan2(b[0], b[1])
                                                       - math.atan2(a[0], a[1])))
     assert not fast_pair and "expected" in fast_pair.message
+    swapped = tc.check.encoder_layer(lambda x, a, f, n1, n2, nf: reference_encoder_layer(
+        x, a, f, n1, n2, not nf))
+    assert not swapped and "post-norm" in swapped.message
+    no_eos = tc.check.teacher_forcing(lambda y, b, e: (
+        torch.nn.functional.pad(y, (1, 0), value=b), y))
+    assert not no_eos and "the target" in no_eos.message
+    no_stop = tc.check.greedy_decode(
+        lambda model, src, b, e, n: torch.zeros(3, n, dtype=torch.long))
+    assert not no_stop and "max_len" in no_stop.message
+    no_mask = tc.check.mean_pooling(lambda h, m: h.mean(1))
+    assert not no_mask and "padding" in no_mask.message
+    left_pad = tc.check.pad_batch(lambda seqs, c, s, p: reference_pad_batch(
+        [q[::-1] for q in seqs], c, s, p))
+    assert not left_pad and "the ids" in left_pad.message
     floats = tc.check.causal_mask(lambda n: torch.ones(n, n).tril())
     assert not floats and "torch.bool" in floats.message

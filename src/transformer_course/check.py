@@ -29,13 +29,21 @@ __all__ = [
     "CheckResult",
     "attention",
     "causal_mask",
+    "cross_attention",
+    "embedding_lookup",
+    "encoder_layer",
     "entropy",
+    "feed_forward",
+    "greedy_decode",
     "hard_argmax",
+    "layer_norm",
     "lookup",
     "masked_softmax",
+    "mean_pooling",
     "merge_heads",
     "multi_head_attention",
     "offset",
+    "pad_batch",
     "padding_mask",
     "project_qkv",
     "self_attention",
@@ -44,6 +52,7 @@ __all__ = [
     "soft_argmax",
     "softmax",
     "split_heads",
+    "teacher_forcing",
     "weighted_sum",
 ]
 
@@ -401,3 +410,156 @@ def offset(fn: Callable[[torch.Tensor, torch.Tensor, int], int]) -> CheckResult:
                 raise _CheckFailedError(f"on {what} got {value}, expected {q - p}")
         return "the offset q - p is readable from the encodings alone"
     return _run("offset", fn, body)
+
+
+def layer_norm(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """Check ``fn(x, gamma, beta, eps)`` -> LayerNorm over the last dimension."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(15)
+        x = torch.randn(2, 3, 8, generator=g) * 4 + 2
+        for what, gamma, beta in (("gamma = 1, beta = 0", torch.ones(8), torch.zeros(8)),
+                                  ("a learned gamma and beta", torch.randn(8, generator=g),
+                                   torch.randn(8, generator=g))):
+            expected = torch.nn.functional.layer_norm(x, (8,), gamma, beta, 1e-5)
+            _compare(_call(f, x.clone(), gamma.clone(), beta.clone(), 1e-5, what=what),
+                     expected, what=what, atol=1e-4)
+        return "each vector centred, scaled to unit variance, then gamma * . + beta"
+    return _run("layer_norm", fn, body)
+
+
+def feed_forward(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """Check ``fn(x, w1, b1, w2, b2)`` -> ``relu(x W1^T + b1) W2^T + b2`` position by
+    position."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(16)
+        x = torch.randn(2, 5, 6, generator=g)
+        w1, b1 = torch.randn(24, 6, generator=g), torch.randn(24, generator=g)
+        w2, b2 = torch.randn(6, 24, generator=g), torch.randn(6, generator=g)
+        expected = torch.relu(x @ w1.T + b1) @ w2.T + b2
+        what = "x (2, 5, 6) with d_ff = 24"
+        _compare(_call(f, x.clone(), w1, b1, w2, b2, what=what), expected, what=what, atol=1e-4)
+        return "two linear layers and a ReLU, the same at every position"
+    return _run("feed_forward", fn, body)
+
+
+def encoder_layer(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """Check ``fn(x, attend, ffn, norm1, norm2, norm_first)`` -> one post-norm or pre-norm
+    encoder layer assembled from its sub-layers."""
+    def body(f: Callable) -> str:
+        from .layers import EncoderLayer
+
+        torch.manual_seed(17)
+        x = torch.randn(2, 5, 16)
+        for norm_first in (False, True):
+            layer = EncoderLayer(16, 4, 32, dropout=0.0, norm_first=norm_first).eval()
+            with torch.no_grad():
+                expected = layer(x)
+
+                def attend(h: torch.Tensor, layer: EncoderLayer = layer) -> torch.Tensor:
+                    return layer.self_attn(h, h, h)[0]
+
+                what = "pre-norm" if norm_first else "post-norm"
+                got = _call(f, x.clone(), attend, layer.ff, layer.norm1, layer.norm2, norm_first,
+                            what=what)
+            _compare(got, expected, what=what, atol=1e-5)
+        return "Add & Norm around attention and the FFN, in both orders"
+    return _run("encoder_layer", fn, body)
+
+
+def teacher_forcing(fn: Callable[..., tuple]) -> CheckResult:
+    """Check ``fn(y, bos_id, eos_id)`` -> ``(decoder_input, expected_output)``:
+    ``<bos> y`` and ``y <eos>``, both ``(B, n + 1)``."""
+    def body(f: Callable) -> str:
+        y = torch.tensor([[5, 6, 7], [8, 9, 10]])
+        got = _call(f, y.clone(), 1, 2, what="y = [[5, 6, 7], [8, 9, 10]], bos 1, eos 2")
+        if not isinstance(got, (tuple, list)) or len(got) != 2:
+            raise _CheckFailedError("expected a pair (decoder_input, expected_output), got "
+                                    f"{type(got).__name__}")
+        what = "y = [[5, 6, 7], [8, 9, 10]]"
+        _compare(got[0], torch.tensor([[1, 5, 6, 7], [1, 8, 9, 10]]), what=f"{what}, the input",
+                 exact=True)
+        _compare(got[1], torch.tensor([[5, 6, 7, 2], [8, 9, 10, 2]]), what=f"{what}, the target",
+                 exact=True)
+        return "the input starts with <bos>, the target ends with <eos>: a shift by one"
+    return _run("teacher_forcing", fn, body)
+
+
+def cross_attention(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """Check ``fn(y, memory, w_q, w_k, w_v)`` -> single-head cross-attention: queries from
+    ``y``, keys and values from ``memory``, scale ``1/sqrt(d)``."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(18)
+        y, memory = torch.randn(2, 3, 8, generator=g), torch.randn(2, 6, 8, generator=g)
+        w = [torch.randn(8, 8, generator=g) / 8**0.5 for _ in range(3)]
+        expected, _ = _ref.attention(y @ w[0].T, memory @ w[1].T, memory @ w[2].T)
+        what = "y (2, 3, 8) and memory (2, 6, 8)"
+        got = _call(f, y.clone(), memory.clone(), *w, what=what)
+        if isinstance(got, torch.Tensor) and got.shape == (2, 6, 8):
+            raise _CheckFailedError(f"on {what} the output has one row per memory position: "
+                                    "the queries must come from the decoder states y")
+        _compare(got, expected, what=what)
+        return "one output per decoder position, built from the encoder's values"
+    return _run("cross_attention", fn, body)
+
+
+def greedy_decode(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """Check ``fn(model, src, bos_id, eos_id, max_len)`` against
+    :meth:`transformer_course.Transformer.greedy_decode` on a small random model."""
+    def body(f: Callable) -> str:
+        from .models import Transformer
+
+        torch.manual_seed(19)
+        model = Transformer(12, 12, d_model=16, num_heads=2, num_layers=1, d_ff=32,
+                            dropout=0.0).eval()
+        with torch.no_grad():  # make <eos> (2) likely enough to end some sequences early
+            model.generator.bias[2] += 1.5
+        src = torch.tensor([[3, 4, 5, 0], [6, 7, 8, 9], [10, 11, 3, 4]])
+        for max_len in (1, 6):
+            what = f"3 sources with max_len = {max_len}"
+            with torch.no_grad():
+                expected = model.greedy_decode(src, bos_id=1, eos_id=2, max_len=max_len)
+                got = _call(f, model, src.clone(), 1, 2, max_len, what=what)
+            _compare(got, expected, what=what, exact=True)
+        return "one token at a time, the most likely one, stopping at <eos>"
+    return _run("greedy_decode", fn, body)
+
+
+def embedding_lookup(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> CheckResult:
+    """Check ``fn(ids, table)`` -> ``table[ids]`` (the rows of the embedding matrix)."""
+    def body(f: Callable) -> str:
+        table = _scores(20, 10, 4)
+        for what, ids in (("ids [3, 0, 9]", torch.tensor([3, 0, 9])),
+                          ("a (2, 3) batch of ids", torch.tensor([[1, 2, 2], [9, 8, 0]]))):
+            _compare(_call(f, ids.clone(), table.clone(), what=what), table[ids], what=what)
+        return "row i of the embedding matrix for id i"
+    return _run("embedding_lookup", fn, body)
+
+
+def pad_batch(fn: Callable[..., tuple]) -> CheckResult:
+    """Check ``fn(sequences, cls_id, sep_id, pad_id)`` -> ``(ids, attention_mask)``, both
+    ``(B, L)``: ``[CLS] ... [SEP]`` then padding on the right."""
+    def body(f: Callable) -> str:
+        sequences = [[7, 8, 9], [5], [4, 4, 4, 4]]
+        expected_ids = torch.tensor([[101, 7, 8, 9, 102, 0], [101, 5, 102, 0, 0, 0],
+                                     [101, 4, 4, 4, 4, 102]])
+        what = "sequences [[7, 8, 9], [5], [4, 4, 4, 4]]"
+        got = _call(f, [list(s) for s in sequences], 101, 102, 0, what=what)
+        if not isinstance(got, (tuple, list)) or len(got) != 2:
+            raise _CheckFailedError("expected a pair (ids, attention_mask), got "
+                                    f"{type(got).__name__}")
+        _compare(got[0], expected_ids, what=f"{what}, the ids", exact=True)
+        _compare(got[1], (expected_ids != 0).long(), what=f"{what}, the mask", exact=True)
+        return "[CLS] and [SEP] around every sequence, [PAD] to the longest, a 1/0 mask"
+    return _run("pad_batch", fn, body)
+
+
+def mean_pooling(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> CheckResult:
+    """Check ``fn(hidden, attention_mask)`` -> the mean of ``hidden`` over real tokens."""
+    def body(f: Callable) -> str:
+        hidden = _scores(21, 2, 5, 3)
+        mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
+        expected = torch.stack([hidden[0, :3].mean(0), hidden[1].mean(0)])
+        what = "two sequences, the first with 2 padding positions"
+        _compare(_call(f, hidden.clone(), mask.clone(), what=what), expected, what=what)
+        return "padding does not dilute the average"
+    return _run("mean_pooling", fn, body)

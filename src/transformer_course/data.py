@@ -11,10 +11,13 @@ Everything is generated from a seed, offline, in a fraction of a second.
 from __future__ import annotations
 
 import datetime as dt
+import io
 import random
 import re
+import zipfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import torch
 
@@ -26,6 +29,7 @@ __all__ = [
     "WordTokenizer",
     "date_pairs",
     "date_tokenizers",
+    "load_labelled_sentences",
     "sentiment_examples",
     "sequence_pairs",
 ]
@@ -201,6 +205,62 @@ def sentiment_examples(
         raise ValueError(f"negation_rate must be in [0, 1], got {negation_rate}")
     rng = random.Random(seed)
     return [_review(rng.choice(langs), rng, negation_rate) for _ in range(n)]
+
+
+def load_labelled_sentences(source: str | Path, *, seed: int | None = None,
+                            timeout: float = 60.0) -> list[tuple[str, int]]:
+    """Real reviews: the UCI *Sentiment Labelled Sentences* collection (needs the file).
+
+    The collection (Kotzias et al., 2015) holds 3000 English sentences from IMDb, Amazon and
+    Yelp, each labelled 1 (positive) or 0 (negative), as ``sentence<TAB>label`` lines in
+    ``*_labelled.txt`` files inside a zip archive.
+
+    Args:
+        source: a URL of the zip archive (downloaded, so this needs internet), or a local
+            path to the zip or to one ``*_labelled.txt`` file.
+        seed: shuffle the pairs with this seed (``None`` keeps the order of the files,
+            sorted by name, so that a split by position would separate the sources).
+        timeout: seconds allowed for the download.
+
+    Returns:
+        ``(sentence, label)`` pairs.
+    """
+    text_files: list[tuple[str, bytes]] = []
+    if isinstance(source, str) and source.startswith(("http://", "https://")):
+        from urllib.request import urlopen
+
+        with urlopen(source, timeout=timeout) as response:
+            payload = response.read()
+    else:
+        path = Path(source)
+        if not path.exists():
+            raise ValueError(f"source {str(path)!r} does not exist")
+        payload = path.read_bytes()
+        if path.suffix == ".txt":
+            text_files.append((path.name, payload))
+    if not text_files:
+        try:
+            archive = zipfile.ZipFile(io.BytesIO(payload))
+        except zipfile.BadZipFile:
+            raise ValueError(f"source {str(source)!r} is neither a zip archive nor a .txt file"
+                             ) from None
+        text_files = sorted((name, archive.read(name)) for name in archive.namelist()
+                            if name.endswith("_labelled.txt") and "__MACOSX" not in name)
+    pairs = []
+    for name, raw in text_files:
+        for number, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), 1):
+            if not line.strip():
+                continue
+            sentence, tab, label = line.rstrip().rpartition("\t")
+            if not tab or label not in ("0", "1"):
+                raise ValueError(f"{name} line {number}: expected 'sentence<TAB>0 or 1', "
+                                 f"got {line[:60]!r}")
+            pairs.append((sentence.strip(), int(label)))
+    if not pairs:
+        raise ValueError(f"no *_labelled.txt sentences found in {str(source)!r}")
+    if seed is not None:
+        random.Random(seed).shuffle(pairs)
+    return pairs
 
 
 # --- copy / reverse / sort ----------------------------------------------------------------
