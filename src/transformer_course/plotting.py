@@ -133,14 +133,15 @@ def encoding_heatmap(
     title: str | None = "positional encoding",
     cmap: str = "RdBu_r",
 ) -> Figure:
-    """A positional encoding table: positions down, dimensions across, values in [-1, 1].
+    """A positional encoding table: positions down, dimensions across, colours scaled to the
+    largest absolute value (1 for the sinusoidal encoding).
 
     Args:
         encoding: ``(L, d_model)``, for example :func:`transformer_course.sinusoidal_encoding`.
     """
     e = _as_matrix("encoding", encoding, 2)
     fig, ax = _new_axes(ax, (7.0, 4.0))
-    limit = max(1.0, float(e.abs().max()))
+    limit = float(e.abs().max()) or 1.0  # a learned table has small values: use its own scale
     image = ax.imshow(e.numpy(), cmap=cmap, vmin=-limit, vmax=limit, aspect="auto",
                       interpolation="nearest")
     ax.set_xlabel("dimension")
