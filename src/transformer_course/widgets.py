@@ -28,6 +28,7 @@ from matplotlib.figure import Figure
 from ._checks import check_tensor, shape_of
 from .functional import attention, causal_mask
 from .layers import MultiHeadAttention
+from .plotting import attention_heatmap
 from .utils import device as best_device
 
 __all__ = ["BETAS", "Explorer", "beta_explorer", "heads_explorer", "masks_explorer"]
@@ -186,17 +187,11 @@ def beta_explorer(
         fig, axes = plt.subplots(1, 2 if two_d else 1, figsize=(9.5 if two_d else 5, 4.2),
                                  squeeze=False)
         ax = axes[0, 0]
-        w = r["weights"].numpy()
-        ax.imshow(w, cmap="Blues", vmin=0, vmax=1)
-        for i in range(w.shape[0]):
-            for j in range(w.shape[1]):
-                ax.text(j, i, f"{w[i, j]:.2f}", ha="center", va="center", fontsize=8,
-                        color="white" if w[i, j] > 0.6 else "black")
-        ax.set_xticks(range(len(labels)), labels)
-        ax.set_yticks(range(len(labels)), [f"a for {name}" for name in labels])
-        ax.set_xlabel("weight given to x_j")
         title = "hard attention (argmax)" if mode == "hard" else f"soft attention, β = {b:g}"
-        ax.set_title(title)
+        attention_heatmap(r["weights"], queries=[f"a for {name}" for name in labels],
+                          keys=labels, ax=ax, title=title, annotate=True)
+        ax.set_xlabel("weight given to x_j")
+        ax.set_ylabel("")
         if two_d:
             ax = axes[0, 1]
             pts, outs = x.numpy(), r["outputs"].numpy()
@@ -283,11 +278,9 @@ def heads_explorer(
         shown = int(r["head"])
         fig, axes = plt.subplots(1, 2, figsize=(10, 4.2),
                                  gridspec_kw={"width_ratios": [1.2, 1]})
-        big = axes[0]
-        big.imshow(r["weights"][shown].numpy(), cmap="Blues", vmin=0, vmax=1)
-        big.set_xticks(range(len(tokens)), tokens, rotation=90)
-        big.set_yticks(range(len(tokens)), tokens)
-        big.set_title(f"head {shown + 1} of {h} (d_head = {d_model // h})")
+        attention_heatmap(r["weights"][shown], queries=tokens, keys=tokens, ax=axes[0],
+                          annotate=False,
+                          title=f"head {shown + 1} of {h} (d_head = {d_model // h})")
         grid = axes[1]
         grid.axis("off")
         cols = min(4, math.ceil(math.sqrt(h))) if h <= 4 else 4
