@@ -5,8 +5,9 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+LOCALE := src/transformer_course/locale
 
-.PHONY: setup book test lint bench clean
+.PHONY: setup book test lint bench browser colab colab-check catalogs clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +29,33 @@ book: setup
 lint: setup
 	$(VENV)/bin/ruff check src tests tools
 
-# The tests check the built site too (pages, links, offline loading in Chromium).
-test: setup lint book
+# A browser for the tests: Debian's chromium when present, else Playwright's own Chromium
+# (installed here when the internet allows); otherwise it says what to install.
+browser: setup
+	@$(PY) tools/find_browser.py --install
+
+# Colab's runtime, simulated (tools/colab_sim.py): the English chapters, each installed by
+# its own first cell. `make colab-check` runs the three languages and checks the results.
+colab: setup
+	$(PY) tools/colab_sim.py en
+
+colab-check: setup browser
+	$(PY) tools/colab_sim.py en fr it
+	$(PY) -m pytest -q tests/test_colab.py
+
+# The message catalogs of the package (gettext, managed with Babel): extract the messages
+# from the source, merge them into the fr and it catalogs, compile to check them.
+catalogs: setup
+	$(VENV)/bin/pybabel extract --no-location --omit-header --sort-output -F babel.cfg \
+	    -k N_ -k ngettext:1,2 -o $(LOCALE)/transformer_course.pot src/transformer_course
+	$(VENV)/bin/pybabel update --no-location --omit-header --ignore-obsolete \
+	    -i $(LOCALE)/transformer_course.pot -d $(LOCALE) -D transformer_course
+	$(VENV)/bin/pybabel compile --statistics -d $(LOCALE) -D transformer_course
+
+# The tests check the built site (pages, links, offline loading in Chromium) and the
+# Colab simulation's results: the book and the simulation run side by side first.
+test: setup lint browser
+	$(MAKE) --no-print-directory -j2 book colab
 	$(PY) -m pytest
 
 bench: setup

@@ -20,6 +20,20 @@ def _seed():
     yield
 
 
+@pytest.fixture
+def deterministic():
+    """For tests of a training result: one thread and deterministic kernels, so that a seeded
+    run repeats exactly on a machine. Other CPUs still round differently: such tests also
+    keep a margin."""
+    threads = torch.get_num_threads()
+    was_deterministic = torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    yield
+    torch.use_deterministic_algorithms(was_deterministic)
+    torch.set_num_threads(threads)
+
+
 SITE = __import__("pathlib").Path(__file__).resolve().parent.parent / "_build" / "html"
 
 

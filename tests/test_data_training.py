@@ -105,7 +105,7 @@ def test_seq2seq_batches_teacher_forcing_shift():
     assert tgt_tok.decode(tgt_out[0]) == pairs[0][1]
 
 
-def test_fit_learns_the_reverse_task_reproducibly():
+def test_fit_learns_the_reverse_task_reproducibly(deterministic):
     pairs = data.sequence_pairs(1500, task="reverse", min_len=2, max_len=5, alphabet="abcdef")
     tok = data.CharTokenizer("abcdef")
     batches = training.seq2seq_batches(pairs, tok, tok, 50)
@@ -130,17 +130,20 @@ def test_fit_learns_the_reverse_task_reproducibly():
     assert again.losses == history.losses  # same seed, same run
 
 
-def test_fit_and_accuracy_on_sentiment():
-    examples = data.sentiment_examples(1200, seed=0)
+def test_fit_and_accuracy_on_sentiment(deterministic):
+    # One thread and deterministic kernels make the run repeatable on a machine; the target
+    # is reached by step 240 to 360 of 480 over seeds 0-4, which leaves room for other CPUs.
+    examples = data.sentiment_examples(3400, seed=0)
     tok = data.WordTokenizer.from_texts(text for text, _ in examples)
-    train = training.classification_batches(examples[:1000], tok, 50)
-    test = training.classification_batches(examples[1000:], tok, 100, shuffle=False)
+    test = training.classification_batches(examples[3000:], tok, 200, shuffle=False)
     model = tc.TransformerClassifier(len(tok), 2, d_model=32, num_heads=2, num_layers=2,
                                      d_ff=64, dropout=0.0)
-    history = training.fit(model, lambda epoch: train, training.classification_loss, epochs=40,
-                           lr=2e-3, device="cpu", progress=False,
-                           evaluate=lambda m: training.accuracy(m, test), eval_every=40,
-                           target=0.97)
+    history = training.fit(model, lambda epoch: training.classification_batches(
+                               examples[:3000], tok, 50, seed=epoch),
+                           training.classification_loss, epochs=8, lr=2e-3, device="cpu",
+                           progress=False, evaluate=lambda m: training.accuracy(m, test),
+                           eval_every=60, target=0.98)
+    assert history.reached_target, history.evaluations
     assert history.final_metric >= 0.95, history.evaluations
 
 

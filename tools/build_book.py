@@ -5,17 +5,23 @@ Jupyter Book 1 has no translations, so each language folder under ``book/`` is b
 own book from the shared ``_config.yml`` and ``_toc.yml``, with that language's ``language``
 (theme strings, ``<html lang>``, search) and title. Warnings and cell errors fail the build.
 
-Usage: python tools/build_book.py [LANG ...]   (default: every language)
+The languages build side by side (``--jobs``, default: all at once), each notebook kernel on
+one thread so that they share the machine's cores instead of fighting over them. Each
+language's log is ``_build/languages/<lang>/build.log``.
+
+Usage: python tools/build_book.py [LANG ...] [--jobs N]   (default: every language)
 """
 
 from __future__ import annotations
 
+import argparse
 import html
 import os
 import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
@@ -41,7 +47,9 @@ def language_config(config: dict, lang: str) -> dict:
     return out
 
 
-def build_language(config: dict, lang: str) -> Path:
+def build_language(config: dict, lang: str, *, threads: int | None = None,
+                   log: Path | None = None) -> Path:
+    """Build one language into ``_build/html/<lang>``; raise if Sphinx or a cell fails."""
     work = BUILD / "languages" / lang
     work.mkdir(parents=True, exist_ok=True)
     cfg_path = work / "_config.yml"
@@ -52,10 +60,22 @@ def build_language(config: dict, lang: str) -> Path:
         "--config", str(cfg_path), "--toc", str(ROOT / "_toc.yml"),
         "--path-output", str(work), "--all", "-W", "-n", "--keep-going",
     ]
-    # Executed notebooks point bertviz at the JavaScript the site serves (see viz.py).
+    # Executed notebooks point bertviz at the JavaScript the site serves (see viz.py), and
+    # know that their outputs become a static page (no kernel behind the controls).
     env = {**os.environ, "TRANSFORMER_COURSE_JS": "_static/vendor", "HF_HUB_OFFLINE": "1",
-           "TRANSFORMERS_OFFLINE": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-    subprocess.run(command, check=True, cwd=ROOT, env=env)
+           "TRANSFORMERS_OFFLINE": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+           "TRANSFORMER_COURSE_STATIC": "1"}
+    if threads is not None:
+        env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    if log is None:
+        subprocess.run(command, check=True, cwd=ROOT, env=env)
+    else:
+        with log.open("w", encoding="utf-8") as handle:
+            done = subprocess.run(command, cwd=ROOT, env=env, stdout=handle,
+                                  stderr=subprocess.STDOUT)
+        if done.returncode:
+            tail = log.read_text(encoding="utf-8", errors="replace")[-6000:]
+            raise RuntimeError(f"building {lang} failed (log: {log}):\n{tail}")
     target = SITE / lang
     if target.exists():
         shutil.rmtree(target)
@@ -102,19 +122,40 @@ def root_index(config: dict) -> str:
 
 def main(argv: list[str]) -> int:
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
-    langs = argv or list(config["languages"])
-    unknown = [lang for lang in langs if lang not in config["languages"]]
+    parser = argparse.ArgumentParser(description="Build the book in every language.")
+    parser.add_argument("langs", nargs="*", default=list(config["languages"]))
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="languages built at once (default: all of them)")
+    args = parser.parse_args(argv)
+    unknown = [lang for lang in args.langs if lang not in config["languages"]]
     if unknown:
-        print(f"unknown language(s): {unknown}", file=sys.stderr)
-        return 2
+        parser.error(f"unknown language(s): {unknown}")
+    jobs = max(1, args.jobs or len(args.langs))
     SITE.mkdir(parents=True, exist_ok=True)
-    for lang in langs:
+
+    def build(lang: str) -> str:
         start = time.perf_counter()
-        build_language(config, lang)
-        print(f"built {lang} in {time.perf_counter() - start:.0f} s")
+        log = None
+        if jobs > 1:
+            log = BUILD / "languages" / lang / "build.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            print(f"building {lang} (log: {log.relative_to(ROOT)})", flush=True)
+        build_language(config, lang, threads=1 if jobs > 1 else None, log=log)
+        message = f"built {lang} in {time.perf_counter() - start:.0f} s"
+        print(message, flush=True)
+        return message
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(build, lang) for lang in args.langs]
+        errors = [f.exception() for f in futures if f.exception() is not None]
+    for error in errors:
+        print(error, file=sys.stderr)
+    if errors:
+        return 1
     (SITE / "index.html").write_text(root_index(config), encoding="utf-8")
     (SITE / ".nojekyll").write_text("", encoding="utf-8")
-    print(f"site ready: {SITE / 'index.html'}")
+    print(f"site ready in {time.perf_counter() - start:.0f} s: {SITE / 'index.html'}")
     return 0
 
 

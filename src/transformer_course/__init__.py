@@ -25,6 +25,7 @@ from .functional import (
     soft_argmax,
     split_heads,
 )
+from .i18n import format_integer, format_number, format_percent, get_language, set_language
 from .interop import from_torch
 from .layers import (
     Decoder,
@@ -65,12 +66,17 @@ __all__ = [
     "attention",
     "causal_mask",
     "device",
+    "format_integer",
+    "format_number",
+    "format_percent",
     "from_huggingface",
     "from_torch",
+    "get_language",
     "hard_argmax",
     "merge_heads",
     "padding_mask",
     "seed_everything",
+    "set_language",
     "sinusoidal_encoding",
     "soft_argmax",
     "split_heads",

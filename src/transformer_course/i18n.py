@@ -1,0 +1,169 @@
+"""What the package shows a reader, in the reader's language: messages and numbers.
+
+Every sentence the package shows (checker verdicts, figure texts, explorer captions and
+controls, progress bars, summaries) is an English message id looked up in a standard
+gettext catalog, ``locale/<lang>/LC_MESSAGES/transformer_course.po``, managed with Babel
+(``make catalogs`` extracts, updates and compiles them). Numbers go through Babel's locale
+formatting: ``0.5`` is ``0,5`` in French and Italian, and ``11720448`` is ``11 720 448`` in
+French.
+
+    >>> import transformer_course as tc
+    >>> tc.set_language("fr")
+    >>> tc.format_percent(0.999)  # doctest: +SKIP
+    '99,9 %'
+
+Error messages (``ValueError``, ``TypeError``) stay in English, like Python's and PyTorch's.
+
+Babel is imported on first use, so ``import transformer_course`` stays light.
+"""
+
+from __future__ import annotations
+
+import functools
+import gettext as _gettext
+import io
+import math
+import numbers
+from pathlib import Path
+
+__all__ = [
+    "DOMAIN",
+    "LANGUAGES",
+    "N_",
+    "format_integer",
+    "format_number",
+    "format_percent",
+    "get_language",
+    "gettext",
+    "ngettext",
+    "set_language",
+]
+
+LANGUAGES = ("en", "fr", "it")
+DOMAIN = "transformer_course"
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+
+_current = {"language": "en"}
+
+
+def set_language(lang: str) -> None:
+    """Choose the language of everything the package shows: ``"en"``, ``"fr"`` or ``"it"``.
+
+    Raises:
+        ValueError: for any other value.
+    """
+    if not isinstance(lang, str) or lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {LANGUAGES}, got {lang!r}")
+    _current["language"] = lang
+
+
+def get_language() -> str:
+    """The language chosen with :func:`set_language` (``"en"`` by default)."""
+    return _current["language"]
+
+
+@functools.cache
+def _translations(lang: str) -> _gettext.NullTranslations:
+    """The catalog of ``lang``: the compiled ``.mo`` when it is current, else the ``.po``
+    compiled in memory with Babel."""
+    if lang == "en":
+        return _gettext.NullTranslations()
+    folder = LOCALE_DIR / lang / "LC_MESSAGES"
+    po, mo = folder / f"{DOMAIN}.po", folder / f"{DOMAIN}.mo"
+    if mo.exists() and (not po.exists() or mo.stat().st_mtime >= po.stat().st_mtime):
+        with mo.open("rb") as handle:
+            return _gettext.GNUTranslations(handle)
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    with po.open("rb") as handle:
+        catalog = read_po(handle, locale=lang, domain=DOMAIN)
+    buffer = io.BytesIO()
+    write_mo(buffer, catalog, use_fuzzy=False)
+    buffer.seek(0)
+    return _gettext.GNUTranslations(buffer)
+
+
+def gettext(message: str) -> str:
+    """``message`` (an English message id) in the current language."""
+    return _translations(get_language()).gettext(message)
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The singular or plural form of a message for the count ``n``, in the current
+    language."""
+    return _translations(get_language()).ngettext(singular, plural, n)
+
+
+def N_(message: str) -> str:  # noqa: N802 (the gettext convention)
+    """Mark ``message`` for the catalogs without translating it now (translate it later
+    with :func:`gettext`)."""
+    return message
+
+
+def _locale() -> str:
+    return {"en": "en_US", "fr": "fr_FR", "it": "it_IT"}[get_language()]
+
+
+def _check_real(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        item = getattr(value, "item", None)
+        if item is None or getattr(value, "numel", lambda: 0)() != 1:
+            raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+        value = item()
+    return float(value)
+
+
+def format_number(value: float, decimals: int | None = None, *,
+                  significant: int = 6) -> str:
+    """A number as a reader of the current language writes it.
+
+    Args:
+        value: a real number (a one-element tensor is accepted).
+        decimals: exactly this many digits after the decimal separator; by default,
+            ``significant`` significant digits without trailing zeros.
+        significant: the significant digits kept when ``decimals`` is None.
+
+    Returns:
+        ``"0.5"`` / ``"0,5"``, ``"11,720,448"`` / ``"11 720 448"``, ``"1.5E-07"`` for tiny
+        numbers, ``"∞"`` and ``"NaN"`` as Babel writes them.
+    """
+    from babel import numbers as babel_numbers
+
+    number = _check_real("value", value)
+    if math.isnan(number) or math.isinf(number):
+        return babel_numbers.format_decimal(number, locale=_locale())
+    if decimals is not None:
+        if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
+            raise ValueError(f"decimals must be an int >= 0, got {decimals!r}")
+        pattern = "#,##0" + ("." + "0" * decimals if decimals else "")
+        return babel_numbers.format_decimal(number, format=pattern, locale=_locale(),
+                                            decimal_quantization=True)
+    magnitude = abs(number)
+    if magnitude and (magnitude < 1e-4 or magnitude >= 10.0 ** (significant + 3)):
+        pattern = "0." + "#" * (significant - 1) + "E00"
+        return babel_numbers.format_scientific(number, format=pattern, locale=_locale())
+    rounded = float(f"{number:.{significant}g}")
+    return babel_numbers.format_decimal(rounded, format="#,##0.##########", locale=_locale())
+
+
+def format_integer(value: int) -> str:
+    """An integer with the thousands separator of the current language."""
+    return format_number(value, 0)
+
+
+def format_percent(fraction: float, decimals: int = 1) -> str:
+    """A fraction as a percentage: ``0.999`` -> ``"99.9%"``, ``"99,9 %"`` in French."""
+    from babel import Locale
+    from babel import numbers as babel_numbers
+
+    number = _check_real("fraction", fraction)
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
+        raise ValueError(f"decimals must be an int >= 0, got {decimals!r}")
+    locale = _locale()
+    pattern = Locale.parse(locale).percent_formats[None].pattern  # "#,##0%" or "#,##0 %"
+    digits = "0" + ("." + "0" * decimals if decimals else "")
+    pattern = pattern.replace("0", digits, 1) if "#,##0" not in pattern else pattern.replace(
+        "#,##0", "#,##" + digits, 1)
+    return babel_numbers.format_percent(number, format=pattern, locale=locale,
+                                        decimal_quantization=True)

