@@ -2,95 +2,18 @@
 127.0.0.1 is blocked and counted. Pages must load with zero blocked requests and zero page
 errors, render their maths, and keep their widgets and bertviz views working."""
 
-import functools
-import http.server
 import json
-import shutil
-import threading
 from pathlib import Path
 
 import pytest
 import yaml
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="requirements.txt installs it")
+pytest.importorskip("playwright.sync_api", reason="requirements.txt installs it")
 
 ROOT = Path(__file__).resolve().parent.parent
 LANGS = list(yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["languages"])
 PAGES = sorted(p.stem for p in (ROOT / "book" / "en").iterdir() if p.suffix in (".md", ".ipynb"))
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-# sphinx-thebe declares THEBE_JS_URL twice on every page: a known, harmless error.
-KNOWN_ERRORS = ("THEBE_JS_URL",)
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="module")
-def server(site):
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                            functools.partial(_Quiet, directory=str(site)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail("Chromium is missing: .ci/run installs Debian's chromium package")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run",
-            "--disable-dev-shm-usage"])
-        yield b
-        b.close()
-
-
-class Visit:
-    """A page opened with the network cut, recording what it tried and what broke."""
-
-    def __init__(self, browser, server, path):
-        self.blocked, self.errors = [], []
-        self.page = browser.new_page(viewport={"width": 1280, "height": 1000})
-        self.page.route("**/*", self._route(server))
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.goto(f"{server}/{path}", wait_until="load")
-        self.page.wait_for_load_state("networkidle")
-
-    def _route(self, server):
-        def handle(route):
-            if route.request.url.startswith(server + "/") or route.request.url.startswith(
-                    ("data:", "blob:")):
-                route.continue_()
-            else:
-                self.blocked.append(route.request.url)
-                route.abort()
-        return handle
-
-    @property
-    def real_errors(self):
-        return [e for e in self.errors if not any(k in e for k in KNOWN_ERRORS)]
-
-    def close(self):
-        self.page.close()
-
-
-@pytest.fixture
-def visit(browser, server):
-    opened = []
-
-    def open_page(path):
-        v = Visit(browser, server, path)
-        opened.append(v)
-        return v
-
-    yield open_page
-    for v in opened:
-        v.close()
+# The server, browser and visit fixtures are in conftest.py, their helpers in browsing.py.
 
 
 def has_math(lang, page):
@@ -117,31 +40,33 @@ def test_page_works_offline(visit, lang, page):
     assert v.page.locator("html").get_attribute("lang") == lang
 
 
-def visible_picture(page):
-    image = page.locator(".tc-explorer img").first
-    image.wait_for(state="visible", timeout=20000)
-    return image.screenshot()
+def visible_picture(explorer):
+    """A screenshot of the explorer's weight map, drawn in the page by its JavaScript."""
+    picture = explorer.locator(".tc-x-map table")
+    picture.wait_for(state="visible", timeout=20000)
+    return picture.screenshot()
 
 
-def press_slider(explorer, steps=3):
-    handle = explorer.locator(".noUi-handle").first
-    start = handle.get_attribute("aria-valuenow")
-    handle.focus()
-    for _ in range(steps):
-        handle.press("ArrowRight")
-    assert handle.get_attribute("aria-valuenow") != start, "the slider did not move"
-
-
-def click_button(explorer, label):
-    explorer.get_by_role("button", name=label, exact=True).click()
+def operate(explorer, control, label):
+    if control == "key":  # the β slider's right end, then back to 0
+        explorer.locator(".tc-x-beta-slider").press(label)
+    elif control == "check":
+        explorer.locator(".tc-x-hard").check()
+    elif control == "radio":
+        explorer.locator(".tc-x-seg label").filter(has_text=label).first.click()
+    elif control == "click":
+        explorer.locator(label).first.click()
 
 
 # For each chapter with an explorer: the controls to operate, in order. Every step must
-# change the picture, with no kernel behind the page.
+# change the picture, with no kernel behind the page (tests/test_explorers_browser.py checks
+# the numbers against PyTorch).
 EXPLORERS = {
-    "02_self_attention": [("slider", None), ("button", "hard")],
-    "04_multi_head_attention": [("button", "4"), ("slider", None), ("button", "8")],
-    "05_masks": [("button", "causal"), ("button", "padding"), ("slider", None)],
+    "02_self_attention": [("key", "End"), ("key", "Home"), ("check", None)],
+    "04_multi_head_attention": [("radio", "8"), ("click", ".tc-x-mini[data-head='3']"),
+                                ("check", None)],
+    "05_masks": [("radio", "causal"), ("click", ".tc-x-key[data-key='2']"),
+                 ("check", None)],
 }
 
 
@@ -149,17 +74,16 @@ EXPLORERS = {
 @pytest.mark.parametrize("page", [p for p in EXPLORERS if p in PAGES])
 def test_explorer_controls_change_the_picture_without_a_kernel(visit, lang, page):
     v = visit(f"{lang}/{page}.html")
-    explorer = v.page.locator(".tc-explorer").first
+    explorer = v.page.locator(".tc-explorer[data-state]").first
     explorer.scroll_into_view_if_needed()
-    seen = [visible_picture(v.page)]
-    for kind, label in EXPLORERS[page]:
-        if kind == "slider":
-            press_slider(explorer)
-        else:
-            click_button(explorer, label)
-        v.page.wait_for_timeout(400)
-        picture = visible_picture(v.page)
-        assert picture not in seen, f"{kind} {label or ''} did not change the picture"
+    seen = [visible_picture(explorer)]
+    for control, label in EXPLORERS[page]:
+        state = explorer.get_attribute("data-state")
+        operate(explorer, control, label)
+        v.page.wait_for_function("([e, s]) => e.getAttribute('data-state') !== s",
+                                 arg=[explorer.element_handle(), state], timeout=10000)
+        picture = visible_picture(explorer)
+        assert picture != seen[-1], f"{control} {label or ''} did not change the picture"
         seen.append(picture)
     assert v.blocked == [] and v.real_errors == [], (v.blocked, v.real_errors)
 
@@ -189,10 +113,11 @@ def test_bertviz_model_view_draws_every_head(visit, lang):
     assert views.count() == 2, "a head view and a model view"
     model_view = views.nth(1)
     model_view.scroll_into_view_if_needed()
-    v.page.wait_for_timeout(1500)
     # 6 layers x 12 heads of thumbnails, each an SVG group drawn by d3
+    v.page.wait_for_function(
+        "() => document.querySelectorAll('.tc-bertviz')[1]?.querySelectorAll('svg g').length"
+        " >= 72", timeout=20000)
     assert model_view.locator("svg").count() >= 1
-    assert model_view.locator("svg g").count() >= 72, model_view.inner_html()[:500]
     assert v.blocked == [] and v.real_errors == [], (v.blocked, v.real_errors)
 
 

@@ -1,12 +1,13 @@
-"""Sphinx extension of the course book: language switcher, offline JavaScript, widget fixes.
+"""Sphinx extension of the course book: language switcher, offline JavaScript.
 
 * ``tc_languages``: ``[[code, name], ...]``; every page gets a switcher whose links land on
   the same page in the other languages (``../<code>/<page>.html``).
 * ``tc_node_modules``: the folder ``npm ci`` filled; the files listed in ``VENDOR`` are copied
-  into ``_static/vendor/`` of the site, so that the widget embedder and bertviz's libraries
-  are served by the site itself, never by a CDN.
-* ``course.js``: small compatibility fixes between the widget embedder, MathJax 3 and the
-  theme's icons.
+  into ``_static/vendor/`` of the site, so that bertviz's libraries are served by the site
+  itself, never by a CDN.
+* No widget embedder: the explorers are self-contained HTML and JavaScript
+  (``transformer_course/js``), and no chapter output holds ipywidgets, so no page loads
+  ``@jupyter-widgets/html-manager`` (tests/test_site.py checks that no page holds widget state).
 """
 
 from __future__ import annotations
@@ -22,12 +23,10 @@ HERE = Path(__file__).resolve().parent
 
 # node_modules path -> path under _static/vendor/
 VENDOR = {
-    "@jupyter-widgets/html-manager/dist": "html-manager",
     "requirejs/require.js": "require.js",
     "d3/dist/d3.min.js": "d3.min.js",
     "jquery/dist/jquery.min.js": "jquery.min.js",
 }
-WIDGET_EMBEDDER = "vendor/html-manager/embed.js"
 
 
 def _configure(app: Sphinx, config: Config) -> None:
@@ -39,9 +38,9 @@ def _configure(app: Sphinx, config: Config) -> None:
         end.insert(0, "language-switcher.html")
     options["article_header_end"] = end
     config.html_theme_options = options
-    # The widget embedder from npm, served by the site (no require.js needed).
-    config.nb_ipywidgets_js = {WIDGET_EMBEDDER: {}}
-    app.add_js_file("course.js", priority=100)  # before the theme's and the embedder's
+    # myst-nb adds its widget scripts (from a CDN by default) to every page that holds
+    # ipywidgets state: none does, and none may load anything from outside.
+    config.nb_ipywidgets_js = {}
     app.add_css_file("course.css")
 
 
@@ -79,6 +78,8 @@ def _copy_vendor(app: Sphinx, exception: Exception | None) -> None:
 def setup(app: Sphinx) -> dict:
     app.add_config_value("tc_languages", [], "html")
     app.add_config_value("tc_node_modules", "node_modules", "html")
+    app.setup_extension("coursebook_typography")  # French and Italian typography
+    app.setup_extension("coursebook_glossary")  # the glossary pages, from book/glossary.yml
     app.connect("config-inited", _configure)
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _copy_vendor)
