@@ -91,7 +91,7 @@ def test_layer_and_model_bad_inputs():
     with pytest.raises(ValueError, match="tie_embeddings needs one shared vocabulary"):
         tc.Transformer(10, 12, tie_embeddings=True)
     model = tc.Transformer(10, 10, d_model=8, num_heads=2, num_layers=1, d_ff=16)
-    with pytest.raises(ValueError, match=r"src holds ids outside \[0, 10\)"):
+    with pytest.raises(ValueError, match=r"src holds the id 12, outside \[0, 10\)"):
         model(torch.tensor([[1, 12]]), torch.tensor([[1]]))
     with pytest.raises(TypeError, match="tgt must be an integer tensor"):
         model(torch.tensor([[1, 2]]), torch.tensor([[1.0]]))
@@ -167,9 +167,218 @@ def test_decoder_and_feed_forward_bad_inputs():
         tc.FeedForward(8, 16, activation="tanh")
     layer = tc.DecoderLayer(8, 2, 16)
     x = torch.randn(2, 3, 8)
-    with pytest.raises(ValueError, match=r"key must be \(B, L, 8\).*\(2, 5, 6\)"):
+    with pytest.raises(ValueError, match=r"memory must be \(B, L, 8\).*\(2, 5, 6\)"):
         layer(x, torch.randn(2, 5, 6))
     with pytest.raises(ValueError, match="same batch size"):
         tc.Decoder(8, 2, 16, 1)(x, torch.randn(4, 5, 8))
     with pytest.raises(ValueError, match=r"mask of shape \(4, 4\) does not broadcast"):
         tc.Decoder(8, 2, 16, 1)(x, x, self_mask=tc.causal_mask(4))
+
+
+# --- issue 9: the defects of the independent review ---------------------------------------------
+
+@pytest.mark.parametrize("shape", [(5,), (1,), ()])
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_key_masks_of_any_rank_on_both_paths(shape, need_weights):
+    mha = tc.MultiHeadAttention(8, 2).eval()
+    x = torch.randn(2, 5, 8)
+    keys = torch.tensor([True, False, True, True, False])
+    mask = keys if shape == (5,) else torch.ones(shape, dtype=torch.bool)
+    out, _ = mha(x, x, x, mask=mask, need_weights=need_weights)
+    full, _ = mha(x, x, x, mask=mask.expand(2, 2, 5, 5), need_weights=True)
+    torch.testing.assert_close(out, full)
+    layer = tc.EncoderLayer(8, 2, 16, dropout=0.0).eval()
+    torch.testing.assert_close(layer(x, mask=mask), layer(x, mask=mask.expand(2, 1, 5, 5)))
+
+
+def test_fully_masked_rows_are_zero_on_the_fused_path():
+    mha = tc.MultiHeadAttention(8, 2, bias=False).eval()
+    x = torch.randn(1, 3, 8)
+    mask = torch.tensor([[True, True, False], [False, False, False], [True, False, False]])
+    fused, _ = mha(x, x, x, mask=mask, need_weights=False)
+    explicit, weights = mha(x, x, x, mask=mask)
+    assert torch.all(fused[0, 1] == 0) and torch.all(weights[0, :, 1] == 0)
+    torch.testing.assert_close(fused, explicit)
+
+
+def test_dtype_mismatch_names_the_argument_and_both_dtypes():
+    x64 = torch.randn(2, 3, 8, dtype=torch.float64)
+    message = r"{} has dtype torch.float64 but {}'s parameters have dtype torch.float32"
+    with pytest.raises(TypeError, match=message.format("query", "MultiHeadAttention")):
+        tc.MultiHeadAttention(8, 2)(x64, x64, x64)
+    with pytest.raises(TypeError, match=message.format("key", "MultiHeadAttention")):
+        tc.MultiHeadAttention(8, 2)(x64.float(), x64, x64)
+    for norm_first in (False, True):
+        with pytest.raises(TypeError, match=message.format("x", "EncoderLayer")):
+            tc.EncoderLayer(8, 2, 16, norm_first=norm_first)(x64)
+    with pytest.raises(TypeError, match=message.format("memory", "DecoderLayer")):
+        tc.DecoderLayer(8, 2, 16)(x64.float(), x64)
+    with pytest.raises(TypeError, match=message.format("x", "FeedForward")):
+        tc.FeedForward(8, 16)(x64)
+    with pytest.raises(TypeError, match=message.format("x", "LearnedPositionalEmbedding")):
+        tc.LearnedPositionalEmbedding(8)(x64)
+    with pytest.raises(TypeError, match=r"convert the input with x.to\(torch.float32\)"):
+        tc.Encoder(8, 2, 16, 1)(x64)
+    # a float64 module takes float64 input, and the sinusoidal table follows the input
+    assert tc.EncoderLayer(8, 2, 16).double()(x64).dtype == torch.float64
+    assert tc.SinusoidalPositionalEncoding(8)(x64).dtype == torch.float64
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_layers_check_x_before_anything_runs(norm_first):
+    layer = tc.EncoderLayer(8, 2, 16, norm_first=norm_first)
+    with pytest.raises(ValueError, match=r"x must be \(B, L, 8\) for this module, got shape "
+                                         r"\(2, 3, 6\)"):
+        layer(torch.randn(2, 3, 6))
+    with pytest.raises(TypeError, match="x must be a floating-point tensor, got dtype torch.int64"):
+        layer(torch.ones(2, 3, 8, dtype=torch.long))
+    with pytest.raises(TypeError, match="x must be a torch.Tensor, got list"):
+        layer([[0.0] * 8])
+    decoder = tc.DecoderLayer(8, 2, 16, norm_first=norm_first)
+    with pytest.raises(ValueError, match=r"x must be \(B, L, 8\)"):
+        decoder(torch.randn(2, 3, 6), torch.randn(2, 4, 8))
+    with pytest.raises(TypeError, match="memory must be a torch.Tensor, got list"):
+        decoder(torch.randn(2, 3, 8), [1.0])
+    with pytest.raises(ValueError, match=r"x must be \(B, L, 8\)"):
+        tc.Encoder(8, 2, 16, 2, norm_first=norm_first)(torch.randn(2, 3, 4))
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32])
+def test_integer_ids_of_any_dtype_are_accepted(dtype):
+    src = torch.tensor([[3, 4, 5, 0], [6, 7, 8, 9]])
+    tgt = torch.tensor([[1, 2, 3], [1, 4, 0]])
+    model = tc.Transformer(11, 13, d_model=8, num_heads=2, num_layers=1, d_ff=16).eval()
+    torch.testing.assert_close(model(src.to(dtype), tgt.to(dtype)), model(src, tgt))
+    assert torch.equal(model.greedy_decode(src.to(dtype), bos_id=1, eos_id=2, max_len=3),
+                       model.greedy_decode(src, bos_id=1, eos_id=2, max_len=3))
+    clf = tc.TransformerClassifier(11, 2, d_model=8, num_heads=2).eval()
+    torch.testing.assert_close(clf(src.to(dtype)), clf(src))
+    bert = tc.BertEncoder(11, 8, 2, 1, 16).eval()
+    segments = torch.zeros_like(src, dtype=dtype)
+    torch.testing.assert_close(bert(src.to(dtype), token_type_ids=segments,
+                                    attention_mask=(src != 0).to(dtype)).last_hidden_state,
+                               bert(src, attention_mask=src != 0).last_hidden_state)
+
+
+def test_bool_and_out_of_range_ids_are_refused():
+    model = tc.Transformer(11, 13, d_model=8, num_heads=2, num_layers=1, d_ff=16)
+    with pytest.raises(TypeError, match="src must be an integer tensor of token ids, got dtype "
+                                        "torch.bool"):
+        model(torch.ones(1, 2, dtype=torch.bool), torch.ones(1, 2, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"tgt holds the id -1, outside \[0, 13\)"):
+        model(torch.ones(1, 2, dtype=torch.long), torch.tensor([[1, -1]]))
+    with pytest.raises(ValueError, match=r"input_ids holds the id 11, outside \[0, 11\)"):
+        tc.BertEncoder(11, 8, 2, 1, 16)(torch.tensor([[11]]))
+    with pytest.raises(ValueError, match="attention_mask must hold 0/1 or True/False"):
+        tc.TransformerClassifier(11, 2, d_model=8, num_heads=2)(
+            torch.tensor([[1, 2]]), attention_mask=torch.tensor([[1.0, 0.5]]))
+    with pytest.raises(ValueError, match=r"bos_id must be an id in \[0, 13\), got 13"):
+        model.greedy_decode(torch.tensor([[1, 2]]), bos_id=13, eos_id=2)
+
+
+@pytest.mark.parametrize("kind", ["encoder", "decoder"])
+def test_from_torch_keeps_the_final_norm_eps(kind):
+    f64 = torch.float64
+    options = dict(dropout=0.0, norm_first=True, batch_first=True, dtype=f64)
+    norm = nn.LayerNorm(16, eps=0.5, dtype=f64)
+    x, memory = torch.randn(2, 5, 16, dtype=f64), torch.randn(2, 4, 16, dtype=f64)
+    if kind == "encoder":
+        ref = nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 4, 32, **options), 2,
+                                    norm=norm, enable_nested_tensor=False).eval()
+        expected, got = ref(x), tc.from_torch(ref)(x)
+    else:
+        ref = nn.TransformerDecoder(nn.TransformerDecoderLayer(16, 4, 32, **options), 2,
+                                    norm=norm).eval()
+        expected, got = ref(x, memory), tc.from_torch(ref)(x, memory)
+    assert tc.from_torch(ref).norm.eps == 0.5
+    assert (expected - got).abs().max() < 1e-9
+
+
+def test_from_torch_keeps_each_norm_and_its_bias():
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True, bias=False,
+                                       dtype=torch.float64).eval()
+    layer.norm2.eps = 0.25
+    stack = nn.TransformerEncoder(layer, 1, norm=nn.LayerNorm(8, dtype=torch.float64),
+                                  enable_nested_tensor=False).eval()
+    ours = tc.from_torch(stack)
+    assert ours.layers[0].norm2.eps == 0.25 and ours.norm.bias is not None
+    x = torch.randn(2, 3, 8, dtype=torch.float64)
+    assert (ours(x) - stack(x)).abs().max() < 1e-9
+    with pytest.raises(ValueError, match="only nn.LayerNorm"):
+        tc.from_torch(nn.TransformerEncoder(layer, 1, norm=nn.Identity(),
+                                            enable_nested_tensor=False))
+
+
+def test_extreme_but_finite_input_never_gives_nan():
+    q, k = torch.randn(2, 3, 4) * 1e30, torch.randn(2, 5, 4) * 1e30
+    out, weights = tc.attention(q, k, torch.randn(2, 5, 6))
+    assert torch.isfinite(out).all() and torch.isfinite(weights).all()
+    exact = torch.softmax((q.double() @ k.double().transpose(-2, -1)) / 2, -1)
+    torch.testing.assert_close(weights.double(), exact, atol=1e-6, rtol=0)
+    _, weights = tc.attention(torch.randn(1, 3, 4), torch.randn(1, 5, 4), torch.randn(1, 5, 2),
+                              beta=1e30)
+    assert torch.all((weights == 0) | (weights == 1))
+    assert torch.isfinite(tc.soft_argmax(torch.tensor([1.0, 3e38, -3e38]), 1e30)).all()
+    x = torch.randn(2, 4, 8) * 1e30
+    for module in (tc.MultiHeadAttention(8, 2), tc.EncoderLayer(8, 2, 16),
+                   tc.EncoderLayer(8, 2, 16, norm_first=True), tc.Encoder(8, 2, 16, 2),
+                   tc.FeedForward(8, 16)):
+        module.eval()
+        out = module(x, x, x, need_weights=False)[0] if isinstance(
+            module, tc.MultiHeadAttention) else module(x)
+        assert not out.isnan().any(), type(module).__name__
+    # post-norm: the output is normalised, hence finite and equal to the float64 result
+    layer = tc.EncoderLayer(8, 2, 16).eval()
+    torch.testing.assert_close(layer(x), layer.double()(x.double()).float())
+
+
+def test_float64_overflow_is_a_clear_error():
+    layer = tc.EncoderLayer(8, 2, 16).double().eval()
+    with pytest.raises(ValueError, match=r"EncoderLayer overflowed torch.float64 on inputs as "
+                                         r"large as 1e\+200"):
+        layer(torch.full((1, 2, 8), 1e200, dtype=torch.float64))
+
+
+def test_bad_devices_and_sizes_are_named():
+    with pytest.raises(ValueError, match="device must name a device such as 'cpu'"):
+        tc.causal_mask(3, device="gpu")
+    with pytest.raises(TypeError, match="device must be a torch.device or a string"):
+        tc.sinusoidal_encoding(3, 4, device=3)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="device='cuda' is not available on this machine"):
+            tc.data.CharTokenizer("ab").batch(["a"], device="cuda")
+    with pytest.raises(TypeError, match="dtype must be a floating-point torch.dtype"):
+        tc.sinusoidal_encoding(3, 4, dtype=torch.int64)
+    with pytest.raises(ValueError, match="dim=2 is out of range for a tensor of 2 dimensions"):
+        tc.soft_argmax(torch.randn(2, 3), 1.0, dim=2)
+    with pytest.raises(ValueError, match=r"eps must be a finite number in \(0, inf\]"):
+        tc.EncoderLayer(8, 2, 16, eps=0.0)
+    with pytest.raises(TypeError, match="need_weights must be True or False, got None"):
+        tc.MultiHeadAttention(8, 2)(*[torch.randn(1, 2, 8)] * 3, need_weights=None)
+
+
+def test_checkers_never_crash_on_junk_answers():
+    offset = tc.check.offset(lambda *args: float("inf"))
+    assert not offset and "expected a whole number, got ∞" in offset.message
+    empty = tc.check.attention(lambda q, k, v: ())
+    assert not empty and "expected a tuple (output, weights), got tuple (len 0)" in empty.message
+
+
+def test_greedy_decode_checker_fails_an_answer_that_never_stops_or_never_pads():
+    def decode(model, src, bos, eos, max_len, pad=True, stop=True):
+        memory, src_mask = model.encode(src), model.source_mask(src)
+        out = torch.full((src.shape[0], 1), bos)
+        done = torch.zeros(src.shape[0], dtype=torch.bool)
+        for _ in range(max_len):
+            nxt = model.decode(out, memory, src_mask=src_mask)[:, -1].argmax(-1)
+            nxt = nxt.masked_fill(done & pad, model.pad_id)
+            out, done = torch.cat([out, nxt[:, None]], 1), done | (nxt == eos)
+            if stop and done.all():
+                break
+        return out[:, 1:]
+
+    assert tc.check.greedy_decode(decode)
+    never_stops = tc.check.greedy_decode(lambda *a: decode(*a, stop=False))
+    assert not never_stops and "stop when all are done" in never_stops.message
+    never_pads = tc.check.greedy_decode(lambda *a: decode(*a, pad=False))
+    assert not never_pads and "after <eos> must be padding" in never_pads.message

@@ -8,10 +8,24 @@ import numbers
 import torch
 
 __all__ = [
+    "check_attention_mask",
     "check_beta",
     "check_bool_mask",
+    "check_choice",
+    "check_device",
+    "check_dim",
+    "check_flag",
+    "check_float_dtype",
+    "check_id_range",
+    "check_ids",
+    "check_int",
+    "check_like",
     "check_positive_int",
+    "check_probability",
+    "check_real",
     "check_tensor",
+    "check_width",
+    "has_data",
     "shape_of",
 ]
 
@@ -19,6 +33,11 @@ __all__ = [
 def shape_of(x: torch.Tensor) -> str:
     """Format a tensor's shape as ``(2, 3, 4)`` for error messages."""
     return str(tuple(x.shape))
+
+
+def has_data(x: torch.Tensor) -> bool:
+    """False for ``meta`` tensors, which have a shape but no values to check."""
+    return x.device.type != "meta"
 
 
 def check_tensor(
@@ -47,6 +66,179 @@ def check_tensor(
     if integer and (x.is_floating_point() or x.is_complex() or x.dtype == torch.bool):
         raise TypeError(f"{name} must be an integer tensor of token ids, got dtype {x.dtype}")
     return x
+
+
+def check_ids(name: str, x: object, *, ndim: int | tuple[int, ...] = 2) -> torch.Tensor:
+    """Check ``(B, L)`` token ids, ``L >= 1``, of any integer dtype; return them as ``long``.
+
+    ``nn.Embedding`` only takes int32 and int64, so uint8, int16 and int32 ids are cast;
+    bool, floating and complex ids are rejected.
+    """
+    check_tensor(name, x, ndim=ndim, integer=True)
+    if x.dim() >= 2 and x.shape[-1] == 0:
+        raise ValueError(
+            f"{name} must hold at least one token per sequence, got shape {shape_of(x)}"
+        )
+    return x.long()
+
+
+def check_id_range(name: str, ids: torch.Tensor, size: int, *, what: str = "vocabulary"
+                   ) -> None:
+    """Check that every id is in ``[0, size)`` (``size`` rows of an embedding table)."""
+    if not has_data(ids) or not ids.numel():
+        return
+    low, high = int(ids.min()), int(ids.max())
+    if low < 0 or high >= size:
+        bad = low if low < 0 else high
+        raise ValueError(
+            f"{name} holds the id {bad}, outside [0, {size}) (the {what} has {size} entries; "
+            f"shape {shape_of(ids)})"
+        )
+
+
+def check_attention_mask(name: str, mask: object, ids: torch.Tensor, ids_name: str
+                         ) -> torch.Tensor:
+    """Check a Hugging Face style ``(B, L)`` mask (1/True for real tokens, 0/False for
+    padding) against the ids it goes with; return it as bool."""
+    check_tensor(name, mask, ndim=2)
+    if mask.shape != ids.shape:
+        raise ValueError(
+            f"{name} must have the shape of {ids_name} {shape_of(ids)}, got {shape_of(mask)}"
+        )
+    if mask.is_complex():
+        raise TypeError(f"{name} must hold 0/1 or True/False, got dtype {mask.dtype}")
+    if mask.dtype != torch.bool and has_data(mask) and mask.numel():
+        bad = (mask != 0) & (mask != 1)
+        if bool(bad.any()):
+            value = mask[bad][0].item()
+            raise ValueError(
+                f"{name} must hold 0/1 or True/False (1 = real token), got the value {value!r}"
+            )
+    return mask.to(device=ids.device, dtype=torch.bool)
+
+
+def check_like(name: str, x: torch.Tensor, reference: torch.Tensor | None, *,
+               owner: str = "the module") -> None:
+    """Check that ``x`` has the dtype and device of a module's parameter ``reference``.
+
+    A float64 tensor (from NumPy, say) fed to a float32 module is refused with a message
+    that says how to convert, rather than cast silently.
+    """
+    if reference is None:
+        return
+    if x.dtype != reference.dtype:
+        raise TypeError(
+            f"{name} has dtype {x.dtype} but {owner}'s parameters have dtype "
+            f"{reference.dtype}: convert the input with {name}.to({reference.dtype}) or "
+            f"the module with .to({x.dtype})"
+        )
+    if x.device != reference.device:
+        raise ValueError(
+            f"{name} is on device {x.device} but {owner}'s parameters are on "
+            f"{reference.device}: move one of them with .to(device)"
+        )
+
+
+def check_width(name: str, x: torch.Tensor, width: int, *, layout: str = "(B, L, {width})"
+                ) -> None:
+    """Check the size of the last dimension of ``x``."""
+    if x.shape[-1] != width:
+        shown = layout.format(width=width)
+        raise ValueError(f"{name} must be {shown} for this module, got shape {shape_of(x)}")
+
+
+def check_dim(name: str, dim: object, ndim: int) -> int:
+    """Check a dimension index ``dim`` for a tensor of ``ndim`` dimensions."""
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(dim).__name__}")
+    if not -ndim <= dim < ndim:
+        raise ValueError(
+            f"{name}={dim} is out of range for a tensor of {ndim} dimensions "
+            f"(expected {-ndim} to {ndim - 1})"
+        )
+    return int(dim)
+
+
+def check_int(name: str, value: object) -> int:
+    """Check that ``value`` is an int (any sign; bool is refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    return int(value)
+
+
+def check_real(name: str, value: object, *, low: float | None = None,
+               high: float | None = None, low_open: bool = False,
+               high_open: bool = False) -> float:
+    """Check that ``value`` is a finite real number in the given interval."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    number = float(value)
+    too_low = low is not None and (number <= low if low_open else number < low)
+    too_high = high is not None and (number >= high if high_open else number > high)
+    if not math.isfinite(number) or too_low or too_high:
+        left = "(" if low_open else "["
+        right = ")" if high_open else "]"
+        lo = "-inf" if low is None else f"{low:g}"
+        hi = "inf" if high is None else f"{high:g}"
+        shown = f"{left}{lo}, {hi}{right}"
+        raise ValueError(f"{name} must be a finite number in {shown}, got {value!r}")
+    return number
+
+
+def check_probability(name: str, value: object) -> float:
+    """A dropout probability: a real number in ``[0, 1)``."""
+    return check_real(name, value, low=0.0, high=1.0, high_open=True)
+
+
+def check_flag(name: str, value: object) -> bool:
+    """Check a yes/no option: a ``bool`` (NumPy's bool is accepted too)."""
+    if isinstance(value, bool):
+        return value
+    if type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_"):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {value!r}")
+
+
+def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
+    """Check that ``value`` is one of the strings ``choices``."""
+    if not isinstance(value, str) or value not in choices:
+        shown = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name} must be one of {shown}, got {value!r}")
+    return value
+
+
+def check_float_dtype(name: str, dtype: object) -> torch.dtype:
+    """Check a floating-point ``torch.dtype``."""
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"{name} must be a floating-point torch.dtype, got {dtype!r}")
+    return dtype
+
+
+def check_device(name: str, device: object) -> torch.device | None:
+    """Check a device argument (``None``, a string such as ``"cpu"``, or a torch.device)
+    and that the machine has it."""
+    if device is None:
+        return None
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(
+            f"{name} must be a torch.device or a string such as 'cpu' or 'cuda', got "
+            f"{type(device).__name__}"
+        )
+    try:
+        parsed = torch.device(device)
+    except RuntimeError:
+        raise ValueError(
+            f"{name} must name a device such as 'cpu', 'cuda', 'cuda:0' or 'mps', got "
+            f"{device!r}"
+        ) from None
+    try:
+        torch.empty(0, device=parsed)
+    except (RuntimeError, AssertionError, ValueError) as err:
+        raise ValueError(
+            f"{name}={device!r} is not available on this machine ({err}); "
+            "transformer_course.device() picks the best available one"
+        ) from None
+    return parsed
 
 
 def check_positive_int(name: str, value: object, *, allow_zero: bool = False) -> int:

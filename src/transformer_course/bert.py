@@ -7,8 +7,17 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from ._checks import check_tensor, shape_of
-from .layers import Encoder
+from ._checks import (
+    check_attention_mask,
+    check_flag,
+    check_id_range,
+    check_ids,
+    check_positive_int,
+    check_probability,
+    check_real,
+    shape_of,
+)
+from .layers import Encoder, _check_heads
 
 __all__ = ["BertEncoder", "BertEncoderOutput", "from_huggingface"]
 
@@ -46,7 +55,7 @@ class BertEncoder(nn.Module):
     """BERT: embeddings, a post-norm GELU :class:`~transformer_course.Encoder`, a pooler.
 
     Build it empty with the sizes, or from a pretrained Hugging Face ``BertModel`` with
-    :func:`from_huggingface`.
+    :func:`from_huggingface`. Ids of any integer dtype are accepted (cast to ``long``).
     """
 
     def __init__(
@@ -65,6 +74,16 @@ class BertEncoder(nn.Module):
         pooler: bool = True,
     ) -> None:
         super().__init__()
+        _check_heads(d_model, num_heads)
+        for name, value in (("vocab_size", vocab_size), ("num_layers", num_layers),
+                            ("d_ff", d_ff), ("max_len", max_len),
+                            ("type_vocab_size", type_vocab_size)):
+            check_positive_int(name, value)
+        check_real("eps", eps, low=0.0, low_open=True)
+        check_probability("dropout", dropout)
+        if not 0 <= check_positive_int("pad_id", pad_id, allow_zero=True) < vocab_size:
+            raise ValueError(f"pad_id must be an id in [0, {vocab_size}), got {pad_id}")
+        check_flag("pooler", pooler)
         self.embeddings = BertEmbeddings(vocab_size, d_model, max_len, type_vocab_size,
                                          eps=eps, dropout=dropout, pad_id=pad_id)
         self.encoder = Encoder(d_model, num_heads, d_ff, num_layers, dropout=dropout,
@@ -90,17 +109,37 @@ class BertEncoder(nn.Module):
         Returns:
             A :class:`BertEncoderOutput` with ``last_hidden_state`` and ``attentions``.
         """
-        check_tensor("input_ids", input_ids, ndim=2, integer=True)
-        for name, t in (("attention_mask", attention_mask), ("token_type_ids", token_type_ids)):
-            if t is not None and (not isinstance(t, torch.Tensor) or t.shape != input_ids.shape):
-                got = shape_of(t) if isinstance(t, torch.Tensor) else type(t).__name__
-                raise ValueError(
-                    f"{name} must have the shape of input_ids {shape_of(input_ids)}, got {got}"
-                )
+        emb = self.embeddings
+        input_ids = check_ids("input_ids", input_ids)
+        check_id_range("input_ids", input_ids, emb.word.num_embeddings)
+        if input_ids.shape[1] > emb.position.num_embeddings:
+            raise ValueError(
+                f"input_ids has {input_ids.shape[1]} positions (shape {shape_of(input_ids)}) "
+                f"but the model has {emb.position.num_embeddings} position embeddings"
+            )
+        if input_ids.device != emb.word.weight.device:
+            raise ValueError(
+                f"input_ids is on device {input_ids.device} but the model is on "
+                f"{emb.word.weight.device}: move one of them with .to(device)"
+            )
+        check_flag("output_hidden_states", output_hidden_states)
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
+        else:
+            token_type_ids = check_ids("token_type_ids", token_type_ids).to(input_ids.device)
+            if token_type_ids.shape != input_ids.shape:
+                raise ValueError(
+                    f"token_type_ids must have the shape of input_ids {shape_of(input_ids)}, "
+                    f"got {shape_of(token_type_ids)}"
+                )
+            check_id_range("token_type_ids", token_type_ids, emb.token_type.num_embeddings,
+                           what="segment table")
         x = self.embeddings(input_ids, token_type_ids)
-        mask = None if attention_mask is None else attention_mask.bool()[:, None, None, :]
+        mask = None
+        if attention_mask is not None:
+            keep = check_attention_mask("attention_mask", attention_mask, input_ids,
+                                        "input_ids")
+            mask = keep[:, None, None, :]  # (B, 1, 1, L)
         states, maps = [x], []
         for layer in self.encoder.layers:
             x, weights = layer(x, mask=mask, return_attention=True)
@@ -135,11 +174,15 @@ def from_huggingface(model: nn.Module) -> BertEncoder:
     """
     bert = getattr(model, "bert", model)
     config = getattr(bert, "config", None)
-    if config is None or not hasattr(bert, "embeddings") or not hasattr(bert, "encoder"):
+    if (config is None or getattr(config, "model_type", None) != "bert"
+            or not hasattr(bert, "embeddings") or not hasattr(bert, "encoder")):
         raise TypeError(
             f"model must be a transformers BertModel (or BertFor... with .bert), got "
             f"{type(model).__name__}"
         )
+    if getattr(config, "is_decoder", False) or getattr(config, "add_cross_attention", False):
+        raise ValueError("only encoder BERT models are supported, got is_decoder=True or "
+                         "add_cross_attention=True")
     if getattr(config, "hidden_act", "gelu") != "gelu":
         raise ValueError(f"only hidden_act='gelu' is supported, got {config.hidden_act!r}")
     if getattr(config, "position_embedding_type", "absolute") != "absolute":

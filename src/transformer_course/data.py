@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from ._checks import check_positive_int
+from ._checks import check_device, check_flag, check_int, check_positive_int, check_real
 
 __all__ = [
     "LANGUAGES",
@@ -54,9 +54,12 @@ _NUM_DAYS = (dt.date(2049, 12, 31) - _FIRST_DAY).days + 1
 
 
 def _check_languages(languages: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(languages, str) or not languages:
+    if isinstance(languages, str) or not isinstance(languages, Iterable):
         raise ValueError(f"languages must be a non-empty sequence of codes, got {languages!r}")
-    unknown = [lang for lang in languages if lang not in LANGUAGES]
+    languages = tuple(languages)
+    if not languages:
+        raise ValueError(f"languages must be a non-empty sequence of codes, got {languages!r}")
+    unknown = [lang for lang in languages if not isinstance(lang, str) or lang not in LANGUAGES]
     if unknown:
         raise ValueError(f"languages must be among {LANGUAGES}, got {unknown}")
     return tuple(languages)
@@ -111,7 +114,7 @@ def date_pairs(
     """
     n = check_positive_int("n", n, allow_zero=True)
     langs = _check_languages(languages)
-    rng = random.Random(seed)
+    rng = random.Random(check_int("seed", seed))
     pairs = []
     for _ in range(n):
         date = _FIRST_DAY + dt.timedelta(days=rng.randrange(_NUM_DAYS))
@@ -201,9 +204,8 @@ def sentiment_examples(
     """
     n = check_positive_int("n", n, allow_zero=True)
     langs = _check_languages(languages)
-    if not 0.0 <= negation_rate <= 1.0:
-        raise ValueError(f"negation_rate must be in [0, 1], got {negation_rate}")
-    rng = random.Random(seed)
+    check_real("negation_rate", negation_rate, low=0.0, high=1.0)
+    rng = random.Random(check_int("seed", seed))
     return [_review(rng.choice(langs), rng, negation_rate) for _ in range(n)]
 
 
@@ -225,6 +227,13 @@ def load_labelled_sentences(source: str | Path, *, seed: int | None = None,
     Returns:
         ``(sentence, label)`` pairs.
     """
+    if not isinstance(source, (str, Path)):
+        raise TypeError(
+            f"source must be a URL or a path (str or Path), got {type(source).__name__}"
+        )
+    if seed is not None:
+        check_int("seed", seed)
+    check_real("timeout", timeout, low=0.0, low_open=True)
     text_files: list[tuple[str, bytes]] = []
     if isinstance(source, str) and source.startswith(("http://", "https://")):
         from urllib.request import urlopen
@@ -235,6 +244,8 @@ def load_labelled_sentences(source: str | Path, *, seed: int | None = None,
         path = Path(source)
         if not path.exists():
             raise ValueError(f"source {str(path)!r} does not exist")
+        if not path.is_file():
+            raise ValueError(f"source {str(path)!r} is a directory, not a file")
         payload = path.read_bytes()
         if path.suffix == ".txt":
             text_files.append((path.name, payload))
@@ -257,7 +268,8 @@ def load_labelled_sentences(source: str | Path, *, seed: int | None = None,
                                  f"got {line[:60]!r}")
             pairs.append((sentence.strip(), int(label)))
     if not pairs:
-        raise ValueError(f"no *_labelled.txt sentences found in {str(source)!r}")
+        raise ValueError(f"source {str(source)!r} holds no labelled sentences "
+                         "(no 'sentence<TAB>label' line in a *_labelled.txt file)")
     if seed is not None:
         random.Random(seed).shuffle(pairs)
     return pairs
@@ -278,14 +290,16 @@ def sequence_pairs(
     and ``"sort"``, each input drawn from ``alphabet`` with a length in
     ``[min_len, max_len]``."""
     n = check_positive_int("n", n, allow_zero=True)
-    if task not in ("copy", "reverse", "sort"):
+    if not isinstance(task, str) or task not in ("copy", "reverse", "sort"):
         raise ValueError(f"task must be 'copy', 'reverse' or 'sort', got {task!r}")
     check_positive_int("min_len", min_len)
     if check_positive_int("max_len", max_len) < min_len:
         raise ValueError(f"max_len ({max_len}) must be >= min_len ({min_len})")
+    if not isinstance(alphabet, str):
+        raise TypeError(f"alphabet must be a str of characters, got {type(alphabet).__name__}")
     if not alphabet:
         raise ValueError("alphabet must not be empty")
-    rng = random.Random(seed)
+    rng = random.Random(check_int("seed", seed))
     out = []
     for _ in range(n):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(min_len, max_len)))
@@ -296,6 +310,19 @@ def sequence_pairs(
 
 # --- tokenizers ----------------------------------------------------------------------------
 
+def _strings(name: str, items: object, *, text_ok: bool = False) -> list[str]:
+    """Check a collection of strings (one str is accepted as its characters if ``text_ok``)."""
+    if isinstance(items, str) and not text_ok:
+        raise TypeError(f"{name} must be a list of strings, got one str (wrap it in a list)")
+    if not isinstance(items, Iterable) or isinstance(items, torch.Tensor):
+        raise TypeError(f"{name} must be a list of strings, got {type(items).__name__}")
+    items = list(items)
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise TypeError(f"{name}[{i}] must be a str, got {type(item).__name__}")
+    return items
+
+
 class _Vocabulary:
     """Shared id bookkeeping: specials first, [PAD] always 0."""
 
@@ -303,7 +330,7 @@ class _Vocabulary:
 
     def __init__(self, symbols: Iterable[str]) -> None:
         self.itos: list[str] = list(self.specials)
-        for symbol in symbols:
+        for symbol in _strings("symbols", symbols):
             if symbol not in self.itos:
                 self.itos.append(symbol)
         self.stoi = {s: i for i, s in enumerate(self.itos)}
@@ -315,7 +342,25 @@ class _Vocabulary:
     def vocab_size(self) -> int:
         return len(self.itos)
 
+    def _ids(self, ids: Iterable[int]) -> list[int]:
+        """Check ids to decode: a 1-D tensor or a sequence of ints within the vocabulary."""
+        if isinstance(ids, torch.Tensor):
+            if (ids.dim() != 1 or ids.is_floating_point() or ids.is_complex()
+                    or ids.device.type == "meta"):
+                raise ValueError(f"ids must be a 1-D integer tensor or a list of ints, got a "
+                                 f"tensor of shape {tuple(ids.shape)} and dtype {ids.dtype} "
+                                 f"on {ids.device}")
+            ids = ids.tolist()
+        if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+            raise TypeError(f"ids must be a sequence of ints, got {type(ids).__name__}")
+        out = [check_int("ids[...]", i) for i in ids]
+        bad = [i for i in out if not 0 <= i < len(self.itos)]
+        if bad:
+            raise ValueError(f"ids holds {bad[0]}, outside the vocabulary [0, {len(self.itos)})")
+        return out
+
     def _pad(self, rows: list[list[int]], device: torch.device | str | None) -> torch.Tensor:
+        device = check_device("device", device)
         if not rows:
             raise ValueError("texts must not be empty")
         width = max(len(r) for r in rows)
@@ -336,24 +381,28 @@ class CharTokenizer(_Vocabulary):
     pad_id, bos_id, eos_id, unk_id = 0, 1, 2, 3
 
     def __init__(self, alphabet: Iterable[str]) -> None:
-        super().__init__(sorted(set(alphabet)))
+        symbols = _strings("alphabet", alphabet, text_ok=True)
+        long = [s for s in symbols if len(s) != 1]
+        if long:
+            raise ValueError(f"alphabet must hold single characters, got {long[0]!r}")
+        super().__init__(sorted(set(symbols)))
 
     @classmethod
     def from_texts(cls, texts: Iterable[str]) -> CharTokenizer:
         """The tokenizer whose alphabet is every character of ``texts``."""
-        return cls(set().union(*map(set, texts)))
+        return cls(set().union(*map(set, _strings("texts", texts))))
 
     def encode(self, text: str, *, bos: bool = False, eos: bool = False) -> list[int]:
         """Characters -> ids, unknown characters -> ``<unk>``."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         ids = [self.stoi.get(ch, self.unk_id) for ch in text]
-        return [self.bos_id] * bos + ids + [self.eos_id] * eos
+        return [self.bos_id] * check_flag("bos", bos) + ids + [self.eos_id] * check_flag("eos", eos)
 
     def decode(self, ids: Iterable[int]) -> str:
         """Ids -> text, stopping at ``<eos>`` and dropping the other special tokens."""
         chars = []
-        for i in (int(i) for i in ids):
+        for i in self._ids(ids):
             if i == self.eos_id:
                 break
             if i >= len(self.specials):
@@ -365,6 +414,7 @@ class CharTokenizer(_Vocabulary):
         device: torch.device | str | None = None,
     ) -> torch.Tensor:
         """Encode and right-pad with ``<pad>``: a ``(B, L)`` LongTensor."""
+        texts = _strings("texts", texts)
         return self._pad([self.encode(t, bos=bos, eos=eos) for t in texts], device)
 
 
@@ -405,18 +455,20 @@ class WordTokenizer(_Vocabulary):
     def from_texts(cls, texts: Iterable[str], *, min_count: int = 1) -> WordTokenizer:
         """The vocabulary of every token seen at least ``min_count`` times, most frequent
         first."""
-        counts = Counter(tok for text in texts for tok in cls.tokenize(text))
+        check_positive_int("min_count", min_count)
+        counts = Counter(tok for text in _strings("texts", texts) for tok in cls.tokenize(text))
         return cls(w for w, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
                    if c >= min_count)
 
     def encode(self, text: str, *, special_tokens: bool = True) -> list[int]:
         """Text -> ids, framed by ``[CLS] ... [SEP]`` unless ``special_tokens=False``."""
         ids = [self.stoi.get(tok, self.unk_id) for tok in self.tokenize(text)]
-        return [self.cls_id, *ids, self.sep_id] if special_tokens else ids
+        return ([self.cls_id, *ids, self.sep_id] if check_flag("special_tokens", special_tokens)
+                else ids)
 
     def decode(self, ids: Iterable[int]) -> list[str]:
         """Ids -> tokens (padding dropped)."""
-        return [self.itos[int(i)] for i in ids if int(i) != self.pad_id]
+        return [self.itos[i] for i in self._ids(ids) if i != self.pad_id]
 
     def batch(
         self, texts: Sequence[str], *, special_tokens: bool = True,
@@ -424,5 +476,6 @@ class WordTokenizer(_Vocabulary):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Encode and pad: ``(input_ids, attention_mask)``, both ``(B, L)``, the mask True
         for real tokens (the Hugging Face convention)."""
+        texts = _strings("texts", texts)
         ids = self._pad([self.encode(t, special_tokens=special_tokens) for t in texts], device)
         return ids, ids != self.pad_id

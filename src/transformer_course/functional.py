@@ -20,8 +20,14 @@ import torch.nn.functional as F
 from ._checks import (
     check_beta,
     check_bool_mask,
+    check_device,
+    check_dim,
+    check_flag,
+    check_int,
     check_positive_int,
+    check_probability,
     check_tensor,
+    has_data,
     shape_of,
 )
 
@@ -40,7 +46,9 @@ def soft_argmax(scores: torch.Tensor, beta: float = 1.0, dim: int = -1) -> torch
     """The soft argmax (softmax) of ``beta * scores`` along ``dim``.
 
     ``beta = 0`` gives the uniform distribution; as ``beta`` grows the result tends to the
-    one-hot :func:`hard_argmax`.
+    one-hot :func:`hard_argmax`. The largest score is subtracted before multiplying by
+    ``beta``, so any finite scores and any finite ``beta`` (1e30 included) give finite
+    probabilities.
 
     Args:
         scores: real-valued tensor of any shape.
@@ -52,7 +60,17 @@ def soft_argmax(scores: torch.Tensor, beta: float = 1.0, dim: int = -1) -> torch
     """
     check_tensor("scores", scores, min_dim=1, floating=True)
     beta = check_beta(beta)
-    return torch.softmax(scores * beta, dim=dim)
+    dim = check_dim("dim", dim, scores.dim())
+    if beta == 0.0:
+        return torch.softmax(torch.zeros_like(scores), dim=dim)  # uniform
+    if scores.shape[dim] == 0:
+        return torch.softmax(scores, dim=dim)  # nothing to normalise
+    gap = scores - scores.amax(dim=dim, keepdim=True)  # <= 0, exactly 0 at the maximum
+    if beta > torch.finfo(scores.dtype).max:  # beta itself overflows the dtype (0 * inf)
+        if scores.device.type == "mps":  # no float64 there: the limit, one-hot on the maxima
+            return torch.softmax(torch.where(gap == 0, 0.0, float("-inf")), dim=dim)
+        return torch.softmax(gap.double() * beta, dim=dim).to(scores.dtype)
+    return torch.softmax(gap * beta, dim=dim)
 
 
 def hard_argmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
@@ -66,6 +84,9 @@ def hard_argmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
         A tensor of the same shape and dtype holding 0s and one 1 per slice.
     """
     check_tensor("scores", scores, min_dim=1, floating=True)
+    dim = check_dim("dim", dim, scores.dim())
+    if scores.shape[dim] == 0:
+        return torch.zeros_like(scores)  # no entry to pick
     index = scores.argmax(dim=dim, keepdim=True)  # torch returns the first maximum
     return torch.zeros_like(scores).scatter_(dim, index, 1.0)
 
@@ -81,6 +102,7 @@ def causal_mask(length: int, *, device: torch.device | str | None = None) -> tor
         ``(L, L)`` boolean tensor, True on and below the diagonal.
     """
     length = check_positive_int("length", length)
+    device = check_device("device", device)
     return torch.ones(length, length, dtype=torch.bool, device=device).tril()
 
 
@@ -88,7 +110,7 @@ def padding_mask(token_ids: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
     """The key mask that hides padding tokens.
 
     Args:
-        token_ids: ``(B, L)`` integer tensor.
+        token_ids: ``(B, L)`` integer tensor (any integer dtype).
         pad_id: the id of the padding token ([PAD]).
 
     Returns:
@@ -96,6 +118,7 @@ def padding_mask(token_ids: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
         against ``(B, H, L_q, L)`` scores.
     """
     check_tensor("token_ids", token_ids, ndim=2, integer=True)
+    pad_id = check_int("pad_id", pad_id)
     return (token_ids != pad_id)[:, None, None, :]
 
 
@@ -127,6 +150,11 @@ def _check_qkv(
     """Validate query/key/value; return the shape of the scores ``(..., L_q, L_k)``."""
     for name, t in (("query", query), ("key", key), ("value", value)):
         check_tensor(name, t, min_dim=2, floating=True)
+    if not (query.device == key.device == value.device):
+        raise ValueError(
+            f"query, key and value must be on one device, got {query.device}, {key.device}, "
+            f"{value.device}"
+        )
     if query.shape[-1] != key.shape[-1]:
         raise ValueError(
             "query and key must share their last dimension d_k, got query "
@@ -182,22 +210,35 @@ def attention(
     Returns:
         ``(output, weights)``: ``(..., L_q, d_v)`` and ``(..., L_q, L_k)``. Each row of
         ``weights`` sums to one, or is all zero when every key of that row is masked.
+        For finite inputs the weights are never NaN, even when the scores overflow the
+        dtype (``query`` and ``key`` of 1e30 in float32, or ``beta = 1e30``): the scores
+        are then recomputed from rescaled queries and keys. The output is a weighted
+        average of the values, so it is as large as the values at most.
     """
     target = _check_qkv(query, key, value)
+    if beta is None and query.shape[-1] == 0:
+        raise ValueError(
+            f"query and key have d_k = 0 (query {shape_of(query)}): the default "
+            "beta = 1 / sqrt(d_k) is undefined; pass beta"
+        )
     beta = 1.0 / math.sqrt(query.shape[-1]) if beta is None else check_beta(beta)
-    if not 0.0 <= dropout_p < 1.0:
-        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
+    hard = check_flag("hard", hard)
+    dropout_p = check_probability("dropout_p", dropout_p)
+    if mask is not None:
+        mask = check_bool_mask("mask", mask, target).to(query.device)
 
     # Scaling the queries (L_q * d_k numbers) is cheaper than scaling the scores (L_q * L_k).
     scores = (query * beta) @ key.transpose(-2, -1)  # (..., L_q, L_k)
-
     empty = None
     if mask is not None:
-        mask = check_bool_mask("mask", mask, target).to(scores.device)
         scores = scores.masked_fill(~mask, float("-inf"))
         # A query with nothing to attend to: give it finite scores, zero its weights below.
         empty = ~mask.any(dim=-1, keepdim=True)  # (..., L_q, 1)
         scores = scores.masked_fill(empty, 0.0)
+    if _overflowed(scores, query, key):
+        scores = _rescaled_scores(query, key, beta, mask)
+        if empty is not None:
+            scores = scores.masked_fill(empty, 0.0)
 
     weights = hard_argmax(scores) if hard else torch.softmax(scores, dim=-1)
     if empty is not None:
@@ -205,3 +246,39 @@ def attention(
 
     used = F.dropout(weights, p=dropout_p) if dropout_p > 0 else weights
     return used @ value, weights  # (..., L_q, d_v), (..., L_q, L_k)
+
+
+def _overflowed(scores: torch.Tensor, query: torch.Tensor, key: torch.Tensor) -> bool:
+    """Whether finite queries and keys gave scores that overflowed the dtype.
+
+    A row's largest allowed score is finite unless a score overflowed to ``+inf``, a sum
+    inside the product met ``inf - inf`` (NaN), or every allowed score overflowed to
+    ``-inf``: one reduction and one synchronisation per call. (A single allowed score at
+    ``-inf`` is harmless: its weight is 0, the true limit.)
+    """
+    if not has_data(scores) or not scores.numel():
+        return False
+    if bool(scores.amax(dim=-1).isfinite().all()):
+        return False
+    return bool(query.isfinite().all()) and bool(key.isfinite().all())
+
+
+def _rescaled_scores(query: torch.Tensor, key: torch.Tensor, beta: float,
+                     mask: torch.Tensor | None) -> torch.Tensor:
+    """Scores that softmax like ``beta * query . key`` when those overflow the dtype.
+
+    With ``a = max |query|`` and ``b = max |key|`` the unit scores ``(query / a) . (key / b)``
+    stay within ``[-d_k, d_k]``; ``beta * a * b`` times their gap to the row's maximum is
+    0 at the maximum and ``-inf`` at most elsewhere: softmax gives the exact limit.
+    """
+    a = query.abs().amax().clamp_min(torch.finfo(query.dtype).tiny)
+    b = key.abs().amax().clamp_min(torch.finfo(key.dtype).tiny)
+    unit = (query / a) @ (key / b).transpose(-2, -1)  # (..., L_q, L_k), bounded by d_k
+    if mask is not None:
+        unit = unit.masked_fill(~mask, float("-inf"))
+    gap = unit - unit.amax(dim=-1, keepdim=True)  # <= 0, NaN only on fully masked rows
+    scale = beta * float(a) * float(b)  # a Python float: inf at worst, never NaN
+    scores = torch.where(gap == 0, torch.zeros_like(gap), gap * scale)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return scores

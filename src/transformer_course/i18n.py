@@ -70,6 +70,8 @@ def _translations(lang: str) -> _gettext.NullTranslations:
         return _gettext.NullTranslations()
     folder = LOCALE_DIR / lang / "LC_MESSAGES"
     po, mo = folder / f"{DOMAIN}.po", folder / f"{DOMAIN}.mo"
+    if not po.exists() and not mo.exists():  # a broken install: say it in English
+        return _gettext.NullTranslations()
     if mo.exists() and (not po.exists() or mo.stat().st_mtime >= po.stat().st_mtime):
         with mo.open("rb") as handle:
             return _gettext.GNUTranslations(handle)
@@ -107,11 +109,20 @@ def _locale() -> str:
 
 def _check_real(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        item = getattr(value, "item", None)
-        if item is None or getattr(value, "numel", lambda: 0)() != 1:
+        import torch
+
+        if not isinstance(value, torch.Tensor) or value.numel() != 1:
             raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-        value = item()
+        if value.device.type == "meta" or value.is_complex() or value.dtype == torch.bool:
+            raise ValueError(f"{name} must hold one real number, got a tensor of dtype "
+                             f"{value.dtype} on {value.device}")
+        value = value.item()
     return float(value)
+
+
+# Babel quantizes with Python's decimal module, whose precision ends near 1e15 digits of
+# integer part: larger numbers are written in scientific notation.
+_HUGE = 1e15
 
 
 def format_number(value: float, decimals: int | None = None, *,
@@ -131,11 +142,15 @@ def format_number(value: float, decimals: int | None = None, *,
     from babel import numbers as babel_numbers
 
     number = _check_real("value", value)
+    if decimals is not None and (isinstance(decimals, bool) or not isinstance(decimals, int)
+                                 or decimals < 0):
+        raise ValueError(f"decimals must be an int >= 0, got {decimals!r}")
     if math.isnan(number) or math.isinf(number):
         return babel_numbers.format_decimal(number, locale=_locale())
+    if abs(number) >= _HUGE:
+        pattern = "0." + "#" * (significant - 1) + "E00"
+        return babel_numbers.format_scientific(number, format=pattern, locale=_locale())
     if decimals is not None:
-        if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
-            raise ValueError(f"decimals must be an int >= 0, got {decimals!r}")
         pattern = "#,##0" + ("." + "0" * decimals if decimals else "")
         return babel_numbers.format_decimal(number, format=pattern, locale=_locale(),
                                             decimal_quantization=True)
@@ -161,6 +176,9 @@ def format_percent(fraction: float, decimals: int = 1) -> str:
     if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
         raise ValueError(f"decimals must be an int >= 0, got {decimals!r}")
     locale = _locale()
+    if not math.isfinite(number) or abs(number) * 100 >= _HUGE:
+        sign = babel_numbers.format_percent(0, locale=locale).replace("0", "", 1)  # "%", " %"
+        return format_number(number * 100) + sign
     pattern = Locale.parse(locale).percent_formats[None].pattern  # "#,##0%" or "#,##0 %"
     digits = "0" + ("." + "0" * decimals if decimals else "")
     pattern = pattern.replace("0", digits, 1) if "#,##0" not in pattern else pattern.replace(

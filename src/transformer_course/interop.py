@@ -48,6 +48,23 @@ def _load(dst: nn.Module, src: nn.Module) -> None:
     dst.load_state_dict(state, assign=True)
 
 
+def _norm(src: object, d_model: int, where: str) -> nn.LayerNorm:
+    """A copy of a LayerNorm, with its ``eps`` (which the state dict does not hold) and
+    with or without a bias as the original."""
+    if not isinstance(src, nn.LayerNorm) or not src.elementwise_affine:
+        raise ValueError(
+            f"only nn.LayerNorm with elementwise_affine=True can be converted, got {where} = "
+            f"{src!r}"
+        )
+    if tuple(src.normalized_shape) != (d_model,):
+        raise ValueError(
+            f"{where} normalises a shape {tuple(src.normalized_shape)}, expected ({d_model},)"
+        )
+    out = nn.LayerNorm(d_model, eps=src.eps, bias=src.bias is not None)
+    _load(out, src)
+    return out
+
+
 def _layer_options(src: nn.Module) -> dict:
     has_bias = src.linear1.bias is not None
     return dict(
@@ -67,8 +84,8 @@ def _encoder_layer(src: nn.TransformerEncoderLayer) -> EncoderLayer:
     out.self_attn = _mha(src.self_attn)
     _load(out.ff.linear1, src.linear1)
     _load(out.ff.linear2, src.linear2)
-    _load(out.norm1, src.norm1)
-    _load(out.norm2, src.norm2)
+    out.norm1 = _norm(src.norm1, d_model, "norm1")
+    out.norm2 = _norm(src.norm2, d_model, "norm2")
     return out
 
 
@@ -81,21 +98,23 @@ def _decoder_layer(src: nn.TransformerDecoderLayer) -> DecoderLayer:
     out.cross_attn = _mha(src.multihead_attn)
     _load(out.ff.linear1, src.linear1)
     _load(out.ff.linear2, src.linear2)
-    for i in (1, 2, 3):
-        _load(getattr(out, f"norm{i}"), getattr(src, f"norm{i}"))
+    for name in ("norm1", "norm2", "norm3"):
+        setattr(out, name, _norm(getattr(src, name), d_model, name))
     return out
 
 
 @torch.no_grad()
 def _stack(src: nn.TransformerEncoder | nn.TransformerDecoder) -> Encoder | Decoder:
+    if len(src.layers) == 0:
+        raise ValueError(f"{type(src).__name__} has no layers to convert")
     first = src.layers[0]
     is_encoder = isinstance(src, nn.TransformerEncoder)
     cls, convert = (Encoder, _encoder_layer) if is_encoder else (Decoder, _decoder_layer)
     out = cls(first.self_attn.embed_dim, first.self_attn.num_heads, first.linear1.out_features,
               len(src.layers), final_norm=src.norm is not None, **_layer_options(first))
     out.layers = nn.ModuleList(convert(layer) for layer in src.layers)
-    if src.norm is not None:
-        _load(out.norm, src.norm)
+    if src.norm is not None:  # its eps may differ from the layers'
+        out.norm = _norm(src.norm, first.self_attn.embed_dim, "the final norm")
     return out
 
 
@@ -110,10 +129,13 @@ def from_torch(module: nn.Module) -> nn.Module:
     The result is batch first and takes boolean masks with True = may attend, while
     PyTorch's modules take True = blocked (``mask = ~torch_mask``). Given the same inputs
     (batch first, ``batch_first=True`` on PyTorch's side) both give the same outputs.
-    The training mode, dtype and device are those of ``module``.
+    The training mode, dtype and device are those of ``module``, and every LayerNorm keeps
+    its own ``eps`` (a stack's final norm included).
 
     Raises:
         TypeError: for any other module.
+        ValueError: for options the course's modules do not implement (``add_bias_kv``,
+            activations other than relu and gelu, norms other than ``nn.LayerNorm``).
     """
     converters = (
         (nn.MultiheadAttention, _mha),

@@ -13,7 +13,20 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import check_beta, check_bool_mask, check_positive_int, check_tensor, shape_of
+from ._checks import (
+    check_beta,
+    check_bool_mask,
+    check_choice,
+    check_flag,
+    check_like,
+    check_positive_int,
+    check_probability,
+    check_real,
+    check_tensor,
+    check_width,
+    shape_of,
+)
+from ._numerics import guarded
 from .functional import attention, merge_heads, split_heads
 
 __all__ = [
@@ -31,11 +44,37 @@ ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
 
 def _check_dropout(dropout: float) -> float:
-    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)):
-        raise TypeError(f"dropout must be a float, got {type(dropout).__name__}")
-    if not 0.0 <= dropout < 1.0:
-        raise ValueError(f"dropout must be in [0, 1), got {dropout}")
-    return float(dropout)
+    return check_probability("dropout", dropout)
+
+
+def _check_layer_options(activation: str, norm_first: bool, eps: float, bias: bool) -> None:
+    """Validate the options shared by the layers and the stacks."""
+    check_choice("activation", activation, tuple(ACTIVATIONS))
+    check_flag("norm_first", norm_first)
+    check_real("eps", eps, low=0.0, low_open=True)
+    check_flag("bias", bias)
+
+
+def _check_states(name: str, x: object, module: nn.Module, d_model: int) -> torch.Tensor:
+    """Check a ``(B, L, d_model)`` input of a layer: rank, kind, width, dtype and device."""
+    check_tensor(name, x, ndim=3, floating=True)
+    check_width(name, x, d_model, layout="(B, L, {width})")
+    check_like(name, x, next(module.parameters(), None), owner=type(module).__name__)
+    return x
+
+
+def _check_memory(x: torch.Tensor, memory: object, module: nn.Module, d_model: int) -> None:
+    _check_states("memory", memory, module, d_model)
+    if memory.shape[0] != x.shape[0]:
+        raise ValueError(
+            f"x and memory must have the same batch size, got x {shape_of(x)} and memory "
+            f"{shape_of(memory)}"
+        )
+
+
+def _check_mask(name: str, mask: object, target: tuple[int, ...]) -> None:
+    if mask is not None:
+        check_bool_mask(name, mask, target)
 
 
 def _check_heads(d_model: int, num_heads: int) -> tuple[int, int]:
@@ -62,6 +101,11 @@ class MultiHeadAttention(nn.Module):
         vdim: width of the values (default ``d_model``).
         bias: whether the four projections have a bias.
         dropout: dropout on the attention weights during training.
+
+    Inputs must have the dtype and device of the parameters (``TypeError`` otherwise: convert
+    one side with ``.to``). For finite inputs the result is never NaN: if the float32 scores
+    overflow (inputs around 1e19 and beyond), the call is recomputed in float64 and cast
+    back, so that an output too large for the dtype reads ``±inf``.
     """
 
     def __init__(
@@ -80,6 +124,7 @@ class MultiHeadAttention(nn.Module):
         self.kdim = d_model if kdim is None else check_positive_int("kdim", kdim)
         self.vdim = d_model if vdim is None else check_positive_int("vdim", vdim)
         self.dropout = _check_dropout(dropout)
+        check_flag("bias", bias)
         self.W_q = nn.Linear(d_model, d_model, bias=bias)
         self.W_k = nn.Linear(self.kdim, d_model, bias=bias)
         self.W_v = nn.Linear(self.vdim, d_model, bias=bias)
@@ -102,7 +147,8 @@ class MultiHeadAttention(nn.Module):
             query: ``(B, L_q, d_model)``.
             key: ``(B, L_k, kdim)``.
             value: ``(B, L_k, vdim)``.
-            mask: boolean, True = may attend, broadcastable to ``(B, H, L_q, L_k)``.
+            mask: boolean, True = may attend, broadcastable to ``(B, H, L_q, L_k)``
+                (a key mask of shape ``(L_k,)`` included).
             beta: inverse temperature; ``None`` means ``1 / sqrt(d_head)``.
             hard: use one-hot argmax weights (always takes the explicit path).
             need_weights: return the per-head weights; ``False`` takes PyTorch's fused
@@ -110,38 +156,65 @@ class MultiHeadAttention(nn.Module):
 
         Returns:
             ``(output, weights)``: ``(B, L_q, d_model)`` and ``(B, H, L_q, L_k)`` or None.
+            A query whose keys are all masked gets a zero attention output (on both paths).
         """
         self._check_inputs(query, key, value)
         batch, len_q, len_k = query.shape[0], query.shape[1], key.shape[1]
-        if mask is not None:
-            check_bool_mask("mask", mask, (batch, self.num_heads, len_q, len_k))
+        _check_mask("mask", mask, (batch, self.num_heads, len_q, len_k))
         if beta is not None:
             beta = check_beta(beta)
-        dropout_p = self.dropout if self.training else 0.0
+        check_flag("hard", hard)
+        check_flag("need_weights", need_weights)
+        return guarded(self, self._forward, (query, key, value), query, key, value, mask=mask,
+                       beta=beta, hard=hard, need_weights=need_weights)
 
+    def _forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        *,
+        mask: torch.Tensor | None = None,
+        beta: float | None = None,
+        hard: bool = False,
+        need_weights: bool = True,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        dropout_p = self.dropout if self.training else 0.0
         q = split_heads(self.W_q(query), self.num_heads)  # (B, H, L_q, d_head)
         k = split_heads(self.W_k(key), self.num_heads)  # (B, H, L_k, d_head)
         v = split_heads(self.W_v(value), self.num_heads)  # (B, H, L_k, d_head)
 
-        if need_weights or hard:
+        # A beta too large for the dtype takes the explicit path, which rescales the scores.
+        huge = beta is not None and beta > torch.finfo(q.dtype).max ** 0.5
+        if need_weights or hard or huge:
             heads, weights = attention(q, k, v, mask=mask, beta=beta, hard=hard,
                                        dropout_p=dropout_p)
         else:
-            heads = F.scaled_dot_product_attention(
-                q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=beta
-            )
+            heads = self._fused(q, k, v, mask, beta, dropout_p)
             weights = None
         output = self.W_o(merge_heads(heads))  # (B, L_q, d_model)
         return output, (weights if need_weights else None)
 
+    @staticmethod
+    def _fused(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
+               beta: float | None, dropout_p: float) -> torch.Tensor:
+        """PyTorch's fused kernel, with the package's conventions for masks."""
+        if mask is None:
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, scale=beta)
+        mask = mask.to(q.device)
+        mask = mask.reshape((1,) * (4 - mask.dim()) + tuple(mask.shape))  # 4-D, as it wants
+        heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p,
+                                               scale=beta)  # (B, H, L_q, d_head)
+        empty = ~mask.any(dim=-1, keepdim=True)  # (., ., L_q, 1): nothing to attend to
+        return heads.masked_fill(empty, 0.0)  # some PyTorch versions give NaN there
+
     def _check_inputs(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> None:
-        for name, t, width in (("query", query, self.d_model), ("key", key, self.kdim),
-                               ("value", value, self.vdim)):
+        for name, t, width, layer in (("query", query, self.d_model, self.W_q),
+                                      ("key", key, self.kdim, self.W_k),
+                                      ("value", value, self.vdim, self.W_v)):
             check_tensor(name, t, ndim=3, floating=True)
-            if t.shape[-1] != width:
-                raise ValueError(
-                    f"{name} must be (B, L, {width}) for this module, got shape {shape_of(t)}"
-                )
+            check_width(name, t, width)
+            check_like(name, t, layer.weight, owner="MultiHeadAttention")
         if not query.shape[0] == key.shape[0] == value.shape[0]:
             raise ValueError(
                 "query, key and value must have the same batch size, got "
@@ -165,6 +238,9 @@ class FeedForward(nn.Module):
 
     Shape:
         ``(..., d_model) -> (..., d_model)``, with ``d_ff`` hidden units.
+
+    The input must have the dtype and device of the parameters. A finite input gives a
+    finite output, or ``±inf`` where the result itself exceeds the dtype's range.
     """
 
     def __init__(
@@ -177,15 +253,23 @@ class FeedForward(nn.Module):
         bias: bool = True,
     ) -> None:
         super().__init__()
-        if activation not in ACTIVATIONS:
+        if not isinstance(activation, str) or activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
         self.activation = activation
-        self.linear1 = nn.Linear(check_positive_int("d_model", d_model),
-                                 check_positive_int("d_ff", d_ff), bias=bias)
+        self.d_model = check_positive_int("d_model", d_model)
+        self.linear1 = nn.Linear(d_model, check_positive_int("d_ff", d_ff),
+                                 bias=check_flag("bias", bias))
         self.dropout = nn.Dropout(_check_dropout(dropout))
         self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``(..., d_model) -> (..., d_model)``."""
+        check_tensor("x", x, min_dim=1, floating=True)
+        check_width("x", x, self.d_model, layout="(..., {width})")
+        check_like("x", x, self.linear1.weight, owner="FeedForward")
+        return guarded(self, self._forward, (x,), x)
+
+    def _forward(self, x: torch.Tensor) -> torch.Tensor:
         hidden = ACTIVATIONS[self.activation](self.linear1(x))  # (..., d_ff)
         return self.linear2(self.dropout(hidden))  # (..., d_model)
 
@@ -204,8 +288,12 @@ class EncoderLayer(nn.Module):
             sub-layer's output.
         activation: ``"relu"`` or ``"gelu"``.
         norm_first: pre-norm instead of post-norm.
-        eps: LayerNorm epsilon.
+        eps: LayerNorm epsilon, > 0.
         bias: biases in the linear layers and the LayerNorms.
+
+    ``x`` is checked (shape, dtype, device) before anything runs. A finite input gives a
+    finite output: inputs so large that LayerNorm's variance or the attention scores
+    overflow the dtype (about 1e19 in float32) are recomputed in float64 and cast back.
     """
 
     def __init__(
@@ -221,6 +309,7 @@ class EncoderLayer(nn.Module):
         bias: bool = True,
     ) -> None:
         super().__init__()
+        _check_layer_options(activation, norm_first, eps, bias)
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
         self.ff = FeedForward(d_model, d_ff, dropout=dropout, activation=activation, bias=bias)
@@ -236,7 +325,25 @@ class EncoderLayer(nn.Module):
         mask: torch.Tensor | None = None,
         return_attention: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        """``(B, L, d_model) -> (B, L, d_model)``, plus ``(B, H, L, L)`` weights on request."""
+        """``(B, L, d_model) -> (B, L, d_model)``, plus ``(B, H, L, L)`` weights on request.
+
+        ``mask`` broadcasts to ``(B, H, L, L)``: a key mask ``(L,)``, a causal ``(L, L)``
+        mask or a padding mask ``(B, 1, 1, L)``.
+        """
+        d_model = self.self_attn.d_model
+        _check_states("x", x, self, d_model)
+        _check_mask("mask", mask, (x.shape[0], self.self_attn.num_heads, x.shape[1], x.shape[1]))
+        check_flag("return_attention", return_attention)
+        return guarded(self, self._forward, (x,), x, mask=mask,
+                       return_attention=return_attention)
+
+    def _forward(
+        self,
+        x: torch.Tensor,
+        *,
+        mask: torch.Tensor | None = None,
+        return_attention: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         if self.norm_first:
             h = self.norm1(x)
             attended, weights = self.self_attn(h, h, h, mask=mask, need_weights=return_attention)
@@ -269,6 +376,7 @@ class DecoderLayer(nn.Module):
         bias: bool = True,
     ) -> None:
         super().__init__()
+        _check_layer_options(activation, norm_first, eps, bias)
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
@@ -301,6 +409,20 @@ class DecoderLayer(nn.Module):
         Returns:
             ``x`` of shape ``(B, L_t, d_model)``, or ``(x, self_weights, cross_weights)``.
         """
+        _check_decoder_inputs(self, self.self_attn, x, memory, self_mask, memory_mask,
+                              return_attention)
+        return guarded(self, self._forward, (x, memory), x, memory, self_mask=self_mask,
+                       memory_mask=memory_mask, return_attention=return_attention)
+
+    def _forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        *,
+        self_mask: torch.Tensor | None = None,
+        memory_mask: torch.Tensor | None = None,
+        return_attention: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         need = return_attention
         if self.norm_first:
             h = self.norm1(x)
@@ -319,6 +441,18 @@ class DecoderLayer(nn.Module):
             x = self.norm2(x + self.dropout2(attended))
             x = self.norm3(x + self.dropout3(self.ff(x)))
         return (x, self_w, cross_w) if return_attention else x
+
+
+def _check_decoder_inputs(module: nn.Module, attn: MultiHeadAttention, x: object,
+                          memory: object, self_mask: object, memory_mask: object,
+                          return_attention: object) -> None:
+    """The checks of a decoder layer or stack, before anything runs."""
+    _check_states("x", x, module, attn.d_model)
+    _check_memory(x, memory, module, attn.d_model)
+    batch, heads, len_t, len_s = x.shape[0], attn.num_heads, x.shape[1], memory.shape[1]
+    _check_mask("self_mask", self_mask, (batch, heads, len_t, len_t))
+    _check_mask("memory_mask", memory_mask, (batch, heads, len_t, len_s))
+    check_flag("return_attention", return_attention)
 
 
 class _Stack(nn.Module):
@@ -342,6 +476,9 @@ class _Stack(nn.Module):
     ) -> None:
         super().__init__()
         check_positive_int("num_layers", num_layers)
+        _check_layer_options(activation, norm_first, eps, bias)
+        if final_norm is not None:
+            check_flag("final_norm", final_norm)
         self.layers = nn.ModuleList(
             self.layer_class(d_model, num_heads, d_ff, dropout=dropout, activation=activation,
                              norm_first=norm_first, eps=eps, bias=bias)
@@ -373,6 +510,20 @@ class Encoder(_Stack):
     ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
         """``(B, L, d_model) -> (B, L, d_model)``; with ``return_attention`` also a list of
         one ``(B, H, L, L)`` weight tensor per layer."""
+        attn = self.layers[0].self_attn
+        _check_states("x", x, self, attn.d_model)
+        _check_mask("mask", mask, (x.shape[0], attn.num_heads, x.shape[1], x.shape[1]))
+        check_flag("return_attention", return_attention)
+        return guarded(self, self._forward, (x,), x, mask=mask,
+                       return_attention=return_attention)
+
+    def _forward(
+        self,
+        x: torch.Tensor,
+        *,
+        mask: torch.Tensor | None = None,
+        return_attention: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
         maps = []
         for layer in self.layers:
             if return_attention:
@@ -408,6 +559,20 @@ class Decoder(_Stack):
     ) -> torch.Tensor | tuple[torch.Tensor, DecoderAttention]:
         """``(B, L_t, d_model), (B, L_s, d_model) -> (B, L_t, d_model)``; with
         ``return_attention`` also a :class:`DecoderAttention`."""
+        _check_decoder_inputs(self, self.layers[0].self_attn, x, memory, self_mask,
+                              memory_mask, return_attention)
+        return guarded(self, self._forward, (x, memory), x, memory, self_mask=self_mask,
+                       memory_mask=memory_mask, return_attention=return_attention)
+
+    def _forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        *,
+        self_mask: torch.Tensor | None = None,
+        memory_mask: torch.Tensor | None = None,
+        return_attention: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, DecoderAttention]:
         self_maps, cross_maps = [], []
         for layer in self.layers:
             if return_attention:

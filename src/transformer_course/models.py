@@ -8,9 +8,21 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ._checks import check_positive_int, check_tensor, shape_of
+from ._checks import (
+    check_attention_mask,
+    check_bool_mask,
+    check_choice,
+    check_flag,
+    check_id_range,
+    check_ids,
+    check_int,
+    check_positive_int,
+    check_probability,
+    check_tensor,
+    shape_of,
+)
 from .functional import causal_mask, padding_mask
-from .layers import Decoder, DecoderAttention, Encoder
+from .layers import ACTIVATIONS, Decoder, DecoderAttention, Encoder, _check_heads
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 
 __all__ = ["Transformer", "TransformerAttention", "TransformerClassifier"]
@@ -23,6 +35,18 @@ class TransformerAttention:
     encoder: list[torch.Tensor]  # one (B, H, L_s, L_s) per encoder layer
     decoder_self: list[torch.Tensor]  # one (B, H, L_t, L_t) per decoder layer
     cross: list[torch.Tensor]  # one (B, H, L_t, L_s) per decoder layer
+
+
+def _checked_tokens(name: str, tokens: object, table: nn.Embedding) -> torch.Tensor:
+    """Check ``(B, L)`` ids of any integer dtype for ``table``; return them as ``long``."""
+    tokens = check_ids(name, tokens)
+    check_id_range(name, tokens, table.num_embeddings)
+    if tokens.device != table.weight.device:
+        raise ValueError(
+            f"{name} is on device {tokens.device} but the model is on "
+            f"{table.weight.device}: move one of them with .to(device)"
+        )
+    return tokens
 
 
 class Transformer(nn.Module):
@@ -42,6 +66,9 @@ class Transformer(nn.Module):
         activation: ``"relu"`` or ``"gelu"``.
         max_len: size of the positional table (it grows on demand).
         pad_id: the padding id used to build default masks.
+
+    Token ids may have any integer dtype (uint8 to int64); they are cast to ``long``.
+    Ids outside the vocabulary raise a ``ValueError``.
     """
 
     def __init__(
@@ -63,7 +90,9 @@ class Transformer(nn.Module):
         super().__init__()
         check_positive_int("src_vocab_size", src_vocab_size)
         check_positive_int("tgt_vocab_size", tgt_vocab_size)
-        if tie_embeddings and src_vocab_size != tgt_vocab_size:
+        _check_model_sizes(d_model, num_heads, num_layers, d_ff, dropout, norm_first,
+                           activation, max_len, pad_id)
+        if check_flag("tie_embeddings", tie_embeddings) and src_vocab_size != tgt_vocab_size:
             raise ValueError(
                 "tie_embeddings needs one shared vocabulary, got src_vocab_size="
                 f"{src_vocab_size} and tgt_vocab_size={tgt_vocab_size}"
@@ -92,12 +121,16 @@ class Transformer(nn.Module):
         x = table(tokens) * math.sqrt(self.d_model)  # (B, L, d_model)
         return self.dropout(self.positional(x))
 
-    def _check_tokens(self, name: str, tokens: torch.Tensor, table: nn.Embedding) -> None:
-        check_tensor(name, tokens, ndim=2, integer=True)
-        if tokens.numel() and (tokens.min() < 0 or tokens.max() >= table.num_embeddings):
-            raise ValueError(
-                f"{name} holds ids outside [0, {table.num_embeddings}) (shape {shape_of(tokens)})"
-            )
+    def _check_masks(self, src: torch.Tensor, tgt: torch.Tensor | None,
+                     src_mask: object, tgt_mask: object) -> None:
+        heads = self.encoder.layers[0].self_attn.num_heads
+        batch, len_s = src.shape
+        if src_mask is not None:
+            check_bool_mask("src_mask", src_mask, (batch, heads, len_s, len_s))
+            if tgt is not None:
+                check_bool_mask("src_mask", src_mask, (batch, heads, tgt.shape[1], len_s))
+        if tgt_mask is not None and tgt is not None:
+            check_bool_mask("tgt_mask", tgt_mask, (batch, heads, tgt.shape[1], tgt.shape[1]))
 
     def source_mask(self, src: torch.Tensor) -> torch.Tensor:
         """``(B, 1, 1, L_s)``: True where the source token is not padding."""
@@ -112,7 +145,8 @@ class Transformer(nn.Module):
         return_attention: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
         """Source ids ``(B, L_s)`` -> memory ``(B, L_s, d_model)``."""
-        self._check_tokens("src", src, self.src_embed)
+        src = _checked_tokens("src", src, self.src_embed)
+        self._check_masks(src, None, src_mask, None)
         mask = self.source_mask(src) if src_mask is None else src_mask
         return self.encoder(self._embed(src, self.src_embed), mask=mask,
                             return_attention=return_attention)
@@ -130,7 +164,21 @@ class Transformer(nn.Module):
 
         ``src_mask`` should be the padding mask of the source (``source_mask(src)``).
         """
-        self._check_tokens("tgt", tgt, self.tgt_embed)
+        tgt = _checked_tokens("tgt", tgt, self.tgt_embed)
+        if tgt_mask is not None:
+            heads = self.decoder.layers[0].self_attn.num_heads
+            check_bool_mask("tgt_mask", tgt_mask, (tgt.shape[0], heads, tgt.shape[1],
+                                                   tgt.shape[1]))
+        check_tensor("memory", memory, ndim=3, floating=True)
+        if memory.shape[0] != tgt.shape[0]:
+            raise ValueError(
+                f"tgt and memory must have the same batch size, got tgt {shape_of(tgt)} and "
+                f"memory {shape_of(memory)}"
+            )
+        if src_mask is not None:
+            heads = self.decoder.layers[0].cross_attn.num_heads
+            check_bool_mask("src_mask", src_mask, (tgt.shape[0], heads, tgt.shape[1],
+                                                   memory.shape[1]))
         mask = self.target_mask(tgt) if tgt_mask is None else tgt_mask
         out = self.decoder(self._embed(tgt, self.tgt_embed), memory, self_mask=mask,
                            memory_mask=src_mask, return_attention=return_attention)
@@ -153,7 +201,15 @@ class Transformer(nn.Module):
         With ``return_attention`` also a :class:`TransformerAttention` of every layer's
         weights.
         """
-        self._check_tokens("src", src, self.src_embed)
+        src = _checked_tokens("src", src, self.src_embed)
+        tgt = _checked_tokens("tgt", tgt, self.tgt_embed)
+        if src.shape[0] != tgt.shape[0]:
+            raise ValueError(
+                f"src and tgt must have the same batch size, got {tuple(src.shape)} and "
+                f"{tuple(tgt.shape)}"
+            )
+        self._check_masks(src, tgt, src_mask, tgt_mask)
+        check_flag("return_attention", return_attention)
         if src_mask is None:
             src_mask = self.source_mask(src)
         if return_attention:
@@ -185,6 +241,11 @@ class Transformer(nn.Module):
             ``(B, T)`` generated ids without the leading ``bos_id``, ``T <= max_len``.
         """
         check_positive_int("max_len", max_len)
+        size = self.tgt_embed.num_embeddings
+        for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
+            if not 0 <= check_int(name, value) < size:
+                raise ValueError(f"{name} must be an id in [0, {size}), got {value}")
+        src = _checked_tokens("src", src, self.src_embed)
         src_mask = self.source_mask(src)
         memory = self.encode(src, src_mask=src_mask)
         out = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)
@@ -198,6 +259,20 @@ class Transformer(nn.Module):
             if bool(done.all()):
                 break
         return out[:, 1:]
+
+
+def _check_model_sizes(d_model: object, num_heads: object, num_layers: object, d_ff: object,
+                       dropout: object, norm_first: object, activation: object,
+                       max_len: object, pad_id: object) -> None:
+    """Validate a model's sizes before any table is built with them."""
+    _check_heads(d_model, num_heads)
+    check_positive_int("num_layers", num_layers)
+    check_positive_int("d_ff", d_ff)
+    check_probability("dropout", dropout)
+    check_flag("norm_first", norm_first)
+    check_choice("activation", activation, tuple(ACTIVATIONS))
+    check_positive_int("max_len", max_len)
+    check_int("pad_id", pad_id)
 
 
 class TransformerClassifier(nn.Module):
@@ -215,6 +290,8 @@ class TransformerClassifier(nn.Module):
         pad_id: padding id, used when no ``attention_mask`` is given.
         pooling: ``"cls"`` or ``"mean"``.
         positional: ``"learned"`` or ``"sinusoidal"``.
+
+    Token ids may have any integer dtype; they are cast to ``long``.
     """
 
     def __init__(
@@ -235,10 +312,12 @@ class TransformerClassifier(nn.Module):
         positional: str = "learned",
     ) -> None:
         super().__init__()
-        if pooling not in ("cls", "mean"):
-            raise ValueError(f"pooling must be 'cls' or 'mean', got {pooling!r}")
-        if positional not in ("learned", "sinusoidal"):
-            raise ValueError(f"positional must be 'learned' or 'sinusoidal', got {positional!r}")
+        check_choice("pooling", pooling, ("cls", "mean"))
+        check_choice("positional", positional, ("learned", "sinusoidal"))
+        check_positive_int("vocab_size", vocab_size)
+        check_positive_int("num_classes", num_classes)
+        _check_model_sizes(d_model, num_heads, num_layers, d_ff, dropout, norm_first,
+                           activation, max_len, pad_id)
         self.pad_id = pad_id
         self.pooling = pooling
         self.embed = nn.Embedding(check_positive_int("vocab_size", vocab_size), d_model)
@@ -261,17 +340,14 @@ class TransformerClassifier(nn.Module):
         ``attention_mask`` is ``(B, L)``, True or 1 for real tokens (the Hugging Face
         convention); by default every id other than ``pad_id``.
         """
-        check_tensor("token_ids", token_ids, ndim=2, integer=True)
+        token_ids = check_ids("token_ids", token_ids)
+        check_id_range("token_ids", token_ids, self.embed.num_embeddings)
+        check_flag("return_attention", return_attention)
         if attention_mask is None:
             keep = token_ids != self.pad_id  # (B, L)
         else:
-            check_tensor("attention_mask", attention_mask, ndim=2)
-            if attention_mask.shape != token_ids.shape:
-                raise ValueError(
-                    f"attention_mask must have the shape of token_ids {shape_of(token_ids)}, "
-                    f"got {shape_of(attention_mask)}"
-                )
-            keep = attention_mask.bool()
+            keep = check_attention_mask("attention_mask", attention_mask, token_ids,
+                                        "token_ids")
         x = self.dropout(self.positional(self.embed(token_ids)))  # (B, L, d_model)
         out = self.encoder(x, mask=keep[:, None, None, :], return_attention=return_attention)
         hidden, maps = out if return_attention else (out, None)

@@ -5,7 +5,15 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_positive_int, check_tensor, shape_of
+from ._checks import (
+    check_device,
+    check_float_dtype,
+    check_like,
+    check_positive_int,
+    check_real,
+    check_tensor,
+    shape_of,
+)
 
 __all__ = ["LearnedPositionalEmbedding", "SinusoidalPositionalEncoding", "sinusoidal_encoding"]
 
@@ -27,15 +35,18 @@ def sinusoidal_encoding(
     Args:
         num_positions: number of positions L (rows).
         d_model: width of the encoding (columns); an odd width ends with a sine column.
-        base: the wavelength scale (10000 in the paper).
+        base: the wavelength scale (10000 in the paper), a finite number > 1.
+        dtype: a floating-point dtype; the table is computed in float64, then cast.
+        device: where to create the table.
 
     Returns:
         ``(L, d_model)`` tensor, sine on even columns and cosine on odd columns.
     """
     num_positions = check_positive_int("num_positions", num_positions)
     d_model = check_positive_int("d_model", d_model)
-    if not base > 1.0:
-        raise ValueError(f"base must be > 1, got {base}")
+    base = check_real("base", base, low=1.0, low_open=True)
+    dtype = check_float_dtype("dtype", dtype)
+    device = check_device("device", device)
     position = torch.arange(num_positions, dtype=torch.float64, device=device)[:, None]  # (L, 1)
     pair = torch.arange(0, d_model, 2, dtype=torch.float64, device=device)  # the 2i values
     angle = position / base ** (pair / d_model)  # (L, ceil(d/2))
@@ -60,11 +71,12 @@ class SinusoidalPositionalEncoding(nn.Module):
     def __init__(self, d_model: int, max_len: int = 512, *, base: float = 10000.0) -> None:
         super().__init__()
         self.d_model = check_positive_int("d_model", d_model)
-        self.base = base
+        self.base = check_real("base", base, low=1.0, low_open=True)
         table = sinusoidal_encoding(check_positive_int("max_len", max_len), d_model, base=base)
         self.register_buffer("table", table, persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``(B, L, d_model) -> (B, L, d_model)``, in the dtype and on the device of ``x``."""
         check_tensor("x", x, ndim=3, floating=True)
         if x.shape[-1] != self.d_model:
             raise ValueError(f"x must end with d_model={self.d_model}, got shape {shape_of(x)}")
@@ -72,7 +84,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         if length > self.table.shape[0]:
             self.table = sinusoidal_encoding(length, self.d_model, base=self.base,
                                              device=self.table.device)
-        return x + self.table[:length].to(x.dtype)
+        return x + self.table[:length].to(device=x.device, dtype=x.dtype)
 
 
 class LearnedPositionalEmbedding(nn.Module):
@@ -89,9 +101,12 @@ class LearnedPositionalEmbedding(nn.Module):
         self.embedding = nn.Embedding(max_len, d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``(B, L, d_model) -> (B, L, d_model)``; ``x`` must have the dtype and device of
+        the table."""
         check_tensor("x", x, ndim=3, floating=True)
         if x.shape[-1] != self.d_model:
             raise ValueError(f"x must end with d_model={self.d_model}, got shape {shape_of(x)}")
+        check_like("x", x, self.embedding.weight, owner="LearnedPositionalEmbedding")
         length = x.shape[1]
         if length > self.max_len:
             raise ValueError(

@@ -8,17 +8,22 @@ and classification (:class:`~transformer_course.TransformerClassifier`).
 from __future__ import annotations
 
 import math
+import numbers
 import random
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import check_positive_int
+from ._checks import check_device, check_flag, check_int, check_positive_int, check_real
 from .data import CharTokenizer, WordTokenizer
+from .i18n import format_number
+from .i18n import gettext as _
 from .utils import device as best_device
 from .utils import seed_everything
 
@@ -71,7 +76,7 @@ def fit(
     schedule: Callable[[int], float] | None = None,
     seed: int | None = 0,
     progress: bool = True,
-    desc: str = "training",
+    desc: str | None = None,
 ) -> History:
     """Train ``model`` and return its :class:`History`.
 
@@ -92,12 +97,17 @@ def fit(
             example :func:`warmup_cosine`.
         seed: seed everything before training (``None`` to leave the RNGs alone).
         progress: show a tqdm progress bar.
-        desc: the progress bar's label.
+        desc: the progress bar's label (default: "training" in the reader's language).
     """
-    from tqdm.auto import tqdm
+    from tqdm.std import tqdm  # text, not a widget: the same in Colab, Jupyter and the book
 
     check_positive_int("epochs", epochs)
     check_positive_int("eval_every", eval_every)
+    _check_fit_args(model, batches, loss_fn, lr, optimizer, evaluate, target, clip_grad,
+                    schedule, seed, progress, desc)
+    device = check_device("device", device)
+    if device is not None and device.type == "meta":
+        raise ValueError("device='meta' holds no values: training needs 'cpu', 'cuda' or 'mps'")
     if seed is not None:
         seed_everything(seed)
     dev = torch.device(device) if device is not None else best_device()
@@ -110,21 +120,21 @@ def fit(
     def run_evaluation() -> None:
         model.eval()
         with torch.no_grad():
-            metric = float(evaluate(model))
+            metric = _metric(evaluate(model))
         model.train()
         history.evaluations.append((history.steps, metric))
         if target is not None and metric >= target:
             history.reached_target = True
 
     total = len(batches) * epochs if isinstance(batches, Sequence) else None
-    bar = tqdm(total=total, desc=desc, disable=not progress, leave=True)
+    bar = _progress_bar(tqdm, total, desc, disable=not progress)
     model.train()
     try:
         for epoch in range(epochs):
             epoch_batches = batches if isinstance(batches, Sequence) else batches(epoch)
             for batch in epoch_batches:
-                batch = tuple(t.to(dev, non_blocking=True) for t in batch)
-                loss = loss_fn(model, batch)
+                batch = _batch_to(batch, dev, history.steps)
+                loss = _checked_loss(loss_fn(model, batch), history.steps)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 if clip_grad is not None:
@@ -136,12 +146,11 @@ def fit(
                 bar.update(1)
                 if evaluate is not None and history.steps % eval_every == 0:
                     run_evaluation()
-                    bar.set_postfix(loss=f"{history.losses[-1]:.3f}",
-                                    metric=f"{history.evaluations[-1][1]:.3f}")
+                    bar.set_postfix(_postfix(history.losses[-1], history.evaluations[-1][1]))
                     if history.reached_target:
                         return history
                 elif history.steps % 10 == 0:
-                    bar.set_postfix(loss=f"{history.losses[-1]:.3f}")
+                    bar.set_postfix(_postfix(history.losses[-1]))
         if evaluate is not None and (not history.evaluations
                                      or history.evaluations[-1][0] != history.steps):
             run_evaluation()
@@ -152,10 +161,97 @@ def fit(
         model.eval()
 
 
+def _progress_bar(tqdm: type, total: int | None, desc: str | None, *, disable: bool) -> Any:
+    """A text progress bar whose words and layout follow the reader's language."""
+    if total is None:
+        layout = _("{desc}: {n_fmt} steps [{elapsed}{postfix}]")
+    else:
+        layout = _("{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} steps "
+                   "[{elapsed}<{remaining}{postfix}]")
+    return tqdm(total=total, desc=_("training") if desc is None else desc, disable=disable,
+                leave=True, bar_format=layout, file=sys.stdout, mininterval=0.5)
+
+
+def _postfix(loss: float, metric: float | None = None) -> dict[str, str]:
+    """The numbers after the bar, named and written in the reader's language."""
+    shown = {_("loss"): format_number(loss, 3)}
+    if metric is not None:
+        shown[_("metric")] = format_number(metric, 3)
+    return shown
+
+
+def _check_fit_args(model: object, batches: object, loss_fn: object, lr: object,
+                    optimizer: object, evaluate: object, target: object, clip_grad: object,
+                    schedule: object, seed: object, progress: object, desc: object) -> None:
+    """The argument checks of :func:`fit`, before anything is moved or trained."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if optimizer is None and not any(p.requires_grad for p in model.parameters()):
+        raise ValueError(f"model ({type(model).__name__}) has no trainable parameters")
+    if optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
+        raise TypeError(f"optimizer must be a torch.optim.Optimizer, got "
+                        f"{type(optimizer).__name__}")
+    if isinstance(batches, (str, bytes)) or not (isinstance(batches, Sequence)
+                                                 or callable(batches)):
+        raise TypeError("batches must be a list of tensor tuples or a function epoch -> "
+                        f"batches, got {type(batches).__name__}")
+    for name, fn in (("loss_fn", loss_fn), ("evaluate", evaluate), ("schedule", schedule)):
+        if fn is not None and not callable(fn):
+            raise TypeError(f"{name} must be a function, got {type(fn).__name__}")
+    if loss_fn is None:
+        raise TypeError("loss_fn must be a function (model, batch) -> loss, got None")
+    check_real("lr", lr, low=0.0, high=1e3, low_open=True)
+    if target is not None:
+        check_real("target", target)
+    if clip_grad is not None:
+        check_real("clip_grad", clip_grad, low=0.0, low_open=True)
+    if seed is not None:
+        check_int("seed", seed)
+    check_flag("progress", progress)
+    if desc is not None and not isinstance(desc, str):
+        raise TypeError(f"desc must be a str, got {type(desc).__name__}")
+
+
+def _batch_to(batch: object, dev: torch.device, step: int) -> Batch:
+    """Move one batch (a tuple of tensors) to the training device."""
+    if not isinstance(batch, (tuple, list)) or not all(
+            isinstance(t, torch.Tensor) for t in batch):
+        raise TypeError(f"batches must yield tuples of tensors; batch {step} is "
+                        f"{type(batch).__name__}"
+                        + (f" of {[type(t).__name__ for t in batch]}"
+                           if isinstance(batch, (tuple, list)) else ""))
+    return tuple(t.to(dev, non_blocking=True) for t in batch)
+
+
+def _checked_loss(loss: object, step: int) -> torch.Tensor:
+    """The loss of step ``step``: a finite scalar tensor with a gradient."""
+    if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+        got = (f"a tensor of shape {tuple(loss.shape)}" if isinstance(loss, torch.Tensor)
+               else type(loss).__name__)
+        raise TypeError(f"loss_fn must return a scalar tensor, got {got} at step {step}")
+    if not loss.requires_grad:
+        raise ValueError(f"loss_fn returned a loss without gradient at step {step}: compute it "
+                         "from the model's output, outside torch.no_grad()")
+    if not bool(torch.isfinite(loss.detach()).all()):
+        raise ValueError(f"loss_fn returned {loss.item()} at step {step}: training diverged; "
+                         "try a smaller lr or keep clip_grad")
+    return loss.reshape(())
+
+
+def _metric(value: object) -> float:
+    """What ``evaluate`` returned, as a float."""
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"evaluate must return a number, got {type(value).__name__}")
+    return float(value)
+
+
 def warmup_cosine(warmup_steps: int, total_steps: int, *, floor: float = 0.05
                   ) -> Callable[[int], float]:
     """A learning-rate factor that rises linearly for ``warmup_steps``, then follows a
-    cosine down to ``floor`` at ``total_steps`` (and stays there)."""
+    cosine down to ``floor`` (in ``[0, 1]``) at ``total_steps`` (and stays there)."""
+    check_real("floor", floor, low=0.0, high=1.0)
     check_positive_int("warmup_steps", warmup_steps)
     if check_positive_int("total_steps", total_steps) <= warmup_steps:
         raise ValueError(f"total_steps ({total_steps}) must exceed warmup_steps ({warmup_steps})")
@@ -174,6 +270,8 @@ def warmup_cosine(warmup_steps: int, total_steps: int, *, floor: float = 0.05
 def _chunks(items: Sequence, batch_size: int, shuffle: bool, seed: int) -> Iterator[list]:
     """Consecutive groups of ``batch_size`` items, in a seeded random order if ``shuffle``."""
     check_positive_int("batch_size", batch_size)
+    check_flag("shuffle", shuffle)
+    check_int("seed", seed)
     order = list(range(len(items)))
     if shuffle:
         random.Random(seed).shuffle(order)
@@ -195,6 +293,9 @@ def seq2seq_batches(
     ``tgt_in`` is ``<bos> y1 ... yn`` and ``tgt_out`` is ``y1 ... yn <eos>``: teacher
     forcing feeds the true previous tokens and asks for the next one at every position.
     """
+    _check_pairs("pairs", pairs, (str, str))
+    _check_tokenizer("src_tokenizer", src_tokenizer)
+    _check_tokenizer("tgt_tokenizer", tgt_tokenizer)
     out = []
     for chunk in _chunks(pairs, batch_size, shuffle, seed):
         src = src_tokenizer.batch([s for s, _ in chunk])
@@ -205,8 +306,10 @@ def seq2seq_batches(
 
 def seq2seq_loss(model: nn.Module, batch: Batch, *, pad_id: int = 0) -> torch.Tensor:
     """Cross-entropy of the next target token, padding ignored."""
-    src, tgt_in, tgt_out = batch
+    src, tgt_in, tgt_out = _unpack("batch", batch, ("src", "tgt_in", "tgt_out"))
+    check_int("pad_id", pad_id)
     logits = model(src, tgt_in)  # (B, L_t, V)
+    _check_logits("model(src, tgt_in)", logits, tgt_out, ignore=pad_id)
     return F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=pad_id)
 
 
@@ -225,9 +328,17 @@ def exact_match(
     ``model`` needs a ``greedy_decode(src, bos_id=, eos_id=, max_len=)`` method, as
     :class:`~transformer_course.Transformer` has.
     """
+    _check_pairs("pairs", pairs, (str, str))
     if not pairs:
         raise ValueError("pairs must not be empty")
-    dev = next(model.parameters()).device
+    if not callable(getattr(model, "greedy_decode", None)):
+        raise TypeError(f"model must have a greedy_decode method, got {type(model).__name__}")
+    _check_tokenizer("src_tokenizer", src_tokenizer)
+    _check_tokenizer("tgt_tokenizer", tgt_tokenizer)
+    check_positive_int("batch_size", batch_size)
+    if max_len is not None:
+        check_positive_int("max_len", max_len)
+    dev = _device_of(model)
     limit = max_len or max(len(t) for _, t in pairs) + 1
     hits = 0
     for start in range(0, len(pairs), batch_size):
@@ -251,6 +362,8 @@ def classification_batches(
     seed: int = 0,
 ) -> list[Batch]:
     """Cut (text, label) examples into padded batches ``(input_ids, attention_mask, labels)``."""
+    _check_pairs("examples", examples, (str, numbers.Integral))
+    _check_tokenizer("tokenizer", tokenizer, WordTokenizer)
     out = []
     for chunk in _chunks(examples, batch_size, shuffle, seed):
         ids, mask = tokenizer.batch([text for text, _ in chunk])
@@ -260,19 +373,85 @@ def classification_batches(
 
 def classification_loss(model: nn.Module, batch: Batch) -> torch.Tensor:
     """Cross-entropy of the labels."""
-    ids, mask, labels = batch
-    return F.cross_entropy(model(ids, attention_mask=mask), labels)
+    ids, mask, labels = _unpack("batch", batch, ("input_ids", "attention_mask", "labels"))
+    logits = model(ids, attention_mask=mask)  # (B, C)
+    _check_logits("model(input_ids, attention_mask=...)", logits, labels)
+    return F.cross_entropy(logits, labels)
 
 
 @torch.no_grad()
 def accuracy(model: nn.Module, batches: Iterable[Batch]) -> float:
     """The fraction of correctly classified examples over ``batches``."""
-    dev = next(model.parameters()).device
+    dev = _device_of(model)
+    if isinstance(batches, (str, bytes, torch.Tensor)) or not isinstance(batches, Iterable):
+        raise TypeError(f"batches must be a list of (input_ids, attention_mask, labels), got "
+                        f"{type(batches).__name__}")
     right = total = 0
-    for ids, mask, labels in batches:
+    for batch in batches:
+        ids, mask, labels = _unpack("batches[...]", batch,
+                                    ("input_ids", "attention_mask", "labels"))
         logits = model(ids.to(dev), attention_mask=mask.to(dev))
+        _check_logits("model(input_ids, attention_mask=...)", logits, labels)
         right += int((logits.argmax(-1).cpu() == labels).sum())
         total += labels.numel()
     if total == 0:
         raise ValueError("batches must hold at least one example")
     return right / total
+
+
+# --- argument checks -------------------------------------------------------------------------
+
+def _check_pairs(name: str, pairs: object, kinds: tuple[type, type]) -> None:
+    """Check a sequence of 2-tuples whose items have the given types."""
+    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Sequence):
+        raise TypeError(f"{name} must be a list of pairs, got {type(pairs).__name__}")
+    for i, pair in enumerate(pairs):
+        ok = (isinstance(pair, (tuple, list)) and len(pair) == 2
+              and all(isinstance(item, kind) and not isinstance(item, bool)
+                      for item, kind in zip(pair, kinds, strict=True)))
+        if not ok:
+            want = ", ".join(kind.__name__.replace("Integral", "int") for kind in kinds)
+            raise TypeError(f"{name}[{i}] must be a pair ({want}), got {pair!r}")
+
+
+def _check_tokenizer(name: str, tokenizer: object, kind: type = CharTokenizer) -> None:
+    if not isinstance(tokenizer, kind):
+        raise TypeError(f"{name} must be a {kind.__name__}, got {type(tokenizer).__name__}")
+
+
+def _device_of(model: object) -> torch.device:
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    first = next(model.parameters(), None)
+    if first is None:
+        raise ValueError(f"model ({type(model).__name__}) has no parameters")
+    return first.device
+
+
+def _unpack(name: str, batch: object, fields: tuple[str, ...]) -> tuple[torch.Tensor, ...]:
+    """Check a batch: a tuple of as many tensors as ``fields``."""
+    if (not isinstance(batch, (tuple, list)) or len(batch) != len(fields)
+            or not all(isinstance(t, torch.Tensor) for t in batch)):
+        raise TypeError(f"{name} must be a tuple of {len(fields)} tensors "
+                        f"({', '.join(fields)}), got {type(batch).__name__}")
+    return tuple(batch)
+
+
+def _check_logits(name: str, logits: object, labels: torch.Tensor, *,
+                  ignore: int | None = None) -> None:
+    """Check that ``logits`` ``(..., V)`` go with integer ``labels`` ``(...)`` in ``[0, V)``
+    (or equal to ``ignore``)."""
+    if not isinstance(logits, torch.Tensor) or not logits.is_floating_point():
+        raise TypeError(f"{name} must return floating logits, got {type(logits).__name__}")
+    if logits.shape[:-1] != labels.shape:
+        raise ValueError(f"{name} returned logits of shape {tuple(logits.shape)}, which do not "
+                         f"match the labels of shape {tuple(labels.shape)}")
+    if labels.is_floating_point() or labels.is_complex() or labels.dtype == torch.bool:
+        raise TypeError(f"the labels must be integer class ids, got dtype {labels.dtype}")
+    if labels.device.type != "meta" and labels.numel():
+        used = labels if ignore is None else labels[labels != ignore]
+        size = logits.shape[-1]
+        if used.numel() and (int(used.min()) < 0 or int(used.max()) >= size):
+            bad = int(used.min()) if int(used.min()) < 0 else int(used.max())
+            raise ValueError(f"the labels hold the class {bad}, outside the {size} classes of "
+                             f"{name}")

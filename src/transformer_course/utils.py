@@ -29,6 +29,8 @@ def seed_everything(seed: int) -> torch.Generator:
         A ``torch.Generator`` seeded with ``seed``, for code that wants its own stream.
     """
     seed = check_positive_int("seed", seed, allow_zero=True)
+    if seed >= 2**64:
+        raise ValueError(f"seed must be < 2**64 (PyTorch's generators hold 64 bits), got {seed}")
     random.seed(seed)
     os.environ["PYTHONHASHSEED"] = str(seed)
     try:

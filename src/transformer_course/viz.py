@@ -20,7 +20,8 @@ from collections.abc import Sequence
 
 import torch
 
-from ._checks import shape_of
+from ._checks import check_int, has_data, shape_of
+from .i18n import gettext as _
 
 __all__ = ["ENV_VAR", "AttentionView", "attention_of", "head_view", "model_view"]
 
@@ -68,6 +69,9 @@ def _as_layers(attention: object) -> list[torch.Tensor]:
     with ``.attentions``; return ``(1, H, L, L)`` CPU float tensors."""
     layers = getattr(attention, "attentions", attention)
     if isinstance(layers, torch.Tensor):
+        if layers.dim() < 3:
+            raise ValueError(f"attention must be per-layer (1, H, L, L) weights, got a tensor "
+                             f"of shape {shape_of(layers)}")
         layers = [layers] if layers.dim() in (3, 4) else list(layers)
     if not isinstance(layers, (list, tuple)) or not layers:
         raise TypeError(
@@ -85,7 +89,13 @@ def _as_layers(attention: object) -> list[torch.Tensor]:
                 f"attention[{i}] must be (1, H, L, L) or (H, L, L) for one sequence, got "
                 f"{shape_of(layer)}"
             )
-        out.append(layer.detach().to("cpu", torch.float32))
+        if not layer.is_floating_point() or not has_data(layer) or not layer.numel():
+            raise ValueError(f"attention[{i}] must hold floating-point weights, got dtype "
+                             f"{layer.dtype} on {layer.device} with shape {shape_of(layer)}")
+        layer = layer.detach().to("cpu", torch.float32)
+        if not bool(layer.isfinite().all()):
+            raise ValueError(f"attention[{i}] holds NaN or infinite weights")
+        out.append(layer)
     shapes = {tuple(t.shape) for t in out}
     if len(shapes) != 1:
         raise ValueError(f"all layers must have the same shape, got {sorted(shapes)}")
@@ -104,6 +114,7 @@ def _wrap(bertviz_html: str, urls: dict[str, str]) -> str:
     script = match.group(1)
     script = re.sub(r"d3: '[^']*'", f"d3: {json.dumps(urls['d3'])}", script, count=1)
     script = re.sub(r"jquery: '[^']*'", f"jquery: {json.dumps(urls['jquery'])}", script, count=1)
+    markup, script = _translate(markup, script)
     loader = f"""<script type="text/javascript">
 (function () {{
   function draw() {{
@@ -119,11 +130,30 @@ def _wrap(bertviz_html: str, urls: dict[str, str]) -> str:
     return markup + loader
 
 
+def _translate(markup: str, script: str) -> tuple[str, str]:
+    """bertviz's few English words ("Layer:", "Layers", "Heads", "Layer 2, Head 5") in the
+    reader's language. A later bertviz that words them otherwise stays English."""
+    detail = json.dumps(_("Layer {layer}, head {head}"))
+    markup = markup.replace("Layer: <select", f"{html_lib.escape(_('Layer:'))} <select", 1)
+    script = script.replace('.text("Layers")', f".text({json.dumps(_('Layers'))})", 1)
+    script = script.replace('.text("Heads")', f".text({json.dumps(_('Heads'))})", 1)
+    script = script.replace(
+        """.text('Layer ' + config.layers[layerIndex] + ", Head " + config.heads[headIndex])""",
+        f'.text({detail}.replace("{{layer}}", config.layers[layerIndex])'
+        f'.replace("{{head}}", config.heads[headIndex]))', 1)
+    return markup, script
+
+
 def _view(kind: str, attention: object, tokens: Sequence[str], base_url: str | None,
           **options: object) -> AttentionView:
     import bertviz  # imported here: bertviz is an optional dependency
 
     layers = _as_layers(attention)
+    if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Sequence):
+        raise TypeError(f"tokens must be a list of strings, got {type(tokens).__name__}")
+    if base_url is not None and not isinstance(base_url, str):
+        raise TypeError(f"base_url must be a str, got {type(base_url).__name__}")
+    _check_selection(options, len(layers), layers[0].shape[1])
     tokens = [str(t) for t in tokens]
     length = layers[0].shape[-1]
     if len(tokens) != length:
@@ -132,9 +162,23 @@ def _view(kind: str, attention: object, tokens: Sequence[str], base_url: str | N
     draw = bertviz.head_view if kind == "head view" else bertviz.model_view
     raw = draw(attention=layers, tokens=tokens, html_action="return", **options).data
     html = _wrap(raw, _urls(base_url))
-    title = html_lib.escape(f"bertviz {kind}: {len(layers)} layers × {layers[0].shape[1]} heads")
+    title = html_lib.escape(_("bertviz {view}: {layers} layers × {heads} heads").format(
+        view=_("head view") if kind == "head view" else _("model view"), layers=len(layers),
+        heads=layers[0].shape[1]))
     html = f'<div class="tc-bertviz" title="{title}">{html}</div>'
     return AttentionView(html, kind, len(layers), layers[0].shape[1], tokens)
+
+
+def _check_selection(options: dict, num_layers: int, num_heads: int) -> None:
+    """Check the ``layer`` and ``heads`` chosen at first against the attention's sizes."""
+    layer = options.get("layer")
+    if layer is not None and not 0 <= check_int("layer", layer) < num_layers:
+        raise ValueError(f"layer must be in [0, {num_layers}), got {layer}")
+    heads = options.get("heads")
+    if heads is not None:
+        for head in heads:
+            if not 0 <= check_int("heads[...]", head) < num_heads:
+                raise ValueError(f"heads must hold head numbers in [0, {num_heads}), got {head}")
 
 
 def head_view(attention: object, tokens: Sequence[str], *, layer: int | None = None,
@@ -149,6 +193,9 @@ def head_view(attention: object, tokens: Sequence[str], *, layer: int | None = N
         heads: the heads shown at first.
         base_url: where require.js, d3 and jQuery are served (see the module docstring).
     """
+    if heads is not None and (isinstance(heads, (str, bytes))
+                              or not isinstance(heads, Sequence)):
+        raise TypeError(f"heads must be a list of head numbers, got {type(heads).__name__}")
     return _view("head view", attention, tokens, base_url, layer=layer,
                  heads=list(heads) if heads is not None else None)
 
@@ -167,6 +214,13 @@ def attention_of(model: torch.nn.Module, tokenizer: object, text: str
     and with the course's :class:`~transformer_course.BertEncoder`; ``tokenizer`` is a
     Hugging Face tokenizer.
     """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if not callable(model):
+        raise TypeError(f"model must be a BERT model, got {type(model).__name__}")
+    if not callable(tokenizer) or not hasattr(tokenizer, "convert_ids_to_tokens"):
+        raise TypeError(f"tokenizer must be a Hugging Face tokenizer, got "
+                        f"{type(tokenizer).__name__}")
     batch = tokenizer(text, return_tensors="pt")
     with torch.no_grad():
         try:

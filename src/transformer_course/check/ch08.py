@@ -1,0 +1,5 @@
+"""Checkers of chapter 8's transfer exercises: a new idea applied somewhere new."""
+
+from __future__ import annotations
+
+__all__: list[str] = []
