@@ -2,6 +2,7 @@
 package, the README's two commands, no registry host names."""
 
 import io
+import itertools
 import json
 import re
 import subprocess
@@ -132,3 +133,24 @@ def test_chapters_have_exercises_with_checkers_and_hidden_solutions():
                     assert f"tc.check.{name}(" in "".join(following["source"])
                     checked.add(name)
         assert len(checked) >= 3, f"{path.name}: only {len(checked)} checked exercises"
+
+
+def test_every_chapter_has_transfer_exercises_with_their_own_checkers():
+    """Each chapter NN has at least two exercises checked by check/chNN.py: exercises that
+    apply an idea somewhere new, with a hidden solution that the build runs."""
+    from transformer_course import check
+
+    for path in sorted((ROOT / "book" / "en").glob("[0-9][0-9]_*.ipynb")):
+        module = getattr(check, f"ch{path.name[:2]}")
+        cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+                 if c["cell_type"] == "code"]
+        solved = set()
+        for cell, following in itertools.pairwise(cells):
+            source, after = "".join(cell["source"]), "".join(following["source"])
+            hidden = "hide-input" in following.get("metadata", {}).get("tags", [])
+            for name in re.findall(r"tc\.check\.(\w+)\(", source):
+                if (name in module.__all__ and "NotImplementedError" in source and hidden
+                        and f"tc.check.{name}(" in after):
+                    solved.add(name)
+        assert len(solved) >= 2, f"{path.name}: transfer exercises checked by {module.__name__}: "\
+                                 f"{sorted(solved)}"

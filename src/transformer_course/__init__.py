@@ -16,6 +16,7 @@ import importlib
 from typing import Any
 
 from .bert import BertEncoder, BertEncoderOutput, from_huggingface
+from .cache import KVCache, LayerCache
 from .functional import (
     attention,
     causal_mask,
@@ -36,6 +37,7 @@ from .layers import (
     FeedForward,
     MultiHeadAttention,
 )
+from .lm import LanguageModel
 from .models import Transformer, TransformerAttention, TransformerClassifier
 from .positional import (
     LearnedPositionalEmbedding,
@@ -46,7 +48,9 @@ from .utils import device, seed_everything
 
 __version__ = "0.1.0"
 
-_SUBMODULES = ("bench", "check", "data", "plotting", "training", "viz", "widgets")
+_SUBMODULES = (
+    "bench", "check", "data", "generation", "plotting", "training", "viz", "widgets",
+)
 
 __all__ = [
     "BertEncoder",
@@ -57,6 +61,9 @@ __all__ = [
     "Encoder",
     "EncoderLayer",
     "FeedForward",
+    "KVCache",
+    "LanguageModel",
+    "LayerCache",
     "LearnedPositionalEmbedding",
     "MultiHeadAttention",
     "SinusoidalPositionalEncoding",

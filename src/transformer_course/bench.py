@@ -11,6 +11,9 @@ the implementations it compares in one process so that they see the same machine
   until 99% exact match on 500 held-out pairs (greedy decoding), against the same-size model
   built from ``nn.Transformer`` with the same data, batches, optimiser, schedule and initial
   weights, over three seeds (target: within 1.2x of its total time).
+* ``generate``: chapter 10's language model writes 256 tokens after a prompt, with and
+  without its KV cache, on 2 CPU threads: tokens per second of each, and whether they
+  wrote the same tokens (target: the cache at least 3x faster, identical tokens).
 """
 
 from __future__ import annotations
@@ -28,11 +31,20 @@ from .data import date_pairs, date_tokenizers
 from .functional import merge_heads, split_heads
 from .interop import from_torch
 from .layers import MultiHeadAttention
+from .lm import LanguageModel
 from .models import Transformer
 from .positional import SinusoidalPositionalEncoding
 from .training import History, exact_match, fit, seq2seq_batches, seq2seq_loss, warmup_cosine
 
-__all__ = ["DATES_CONFIG", "TorchSeq2Seq", "bench_attention", "bench_dates", "main"]
+__all__ = [
+    "DATES_CONFIG",
+    "LM_CONFIG",
+    "TorchSeq2Seq",
+    "bench_attention",
+    "bench_dates",
+    "bench_generate",
+    "main",
+]
 
 
 # --- attention ----------------------------------------------------------------------------
@@ -228,10 +240,47 @@ def bench_dates(*, seeds: tuple[int, ...] = (0, 1, 2), progress: bool = True
     return results
 
 
+# --- generate -------------------------------------------------------------------------------
+
+# Chapter 10's language model (tests/test_bench.py checks that the chapter builds this one).
+LM_CONFIG = dict(d_model=128, num_heads=4, num_layers=4, d_ff=512, dropout=0.0, max_len=320)
+
+
+@torch.no_grad()
+def bench_generate(*, new_tokens: int = 256, prompt_length: int = 16, vocab_size: int = 110,
+                   repeats: int = 3, seed: int = 0) -> dict[str, float]:
+    """Tokens per second of :meth:`LanguageModel.generate` with and without the KV cache.
+
+    The two are interleaved ``repeats`` times (medians kept) and both sample with equally
+    seeded generators at temperature 1, so that they must write the same tokens.
+    """
+    torch.manual_seed(seed)
+    model = LanguageModel(vocab_size, **LM_CONFIG).eval()
+    prompt = torch.randint(0, vocab_size, (1, prompt_length),
+                           generator=torch.Generator().manual_seed(seed))
+    outputs: dict[str, torch.Tensor] = {}
+
+    def run(use_cache: bool) -> Callable[[], None]:
+        def go() -> None:
+            generator = torch.Generator().manual_seed(seed)
+            outputs[str(use_cache)] = model.generate(prompt, new_tokens, use_cache=use_cache,
+                                                     generator=generator)
+        return go
+
+    medians = _interleaved({"with the cache": run(True), "without": run(False)}, repeats)
+    return {
+        "cached tokens/s": new_tokens / medians["with the cache"],
+        "uncached tokens/s": new_tokens / medians["without"],
+        "speed-up": medians["without"] / medians["with the cache"],
+        "identical": float(torch.equal(outputs["True"], outputs["False"])),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m transformer_course.bench",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("which", choices=("attention", "dates", "all"), nargs="?", default="all")
+    parser.add_argument("which", choices=("attention", "dates", "generate", "all"), nargs="?",
+                        default="all")
     parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
@@ -254,6 +303,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  ratio {r['ratio']:.2f}x (target <= 1.20)")
         print(f"dates: {r['ours accuracy'] * 100:.1f}% exact match in "
               f"{r['ours seconds'] / runs:.1f} s")
+    if args.which in ("generate", "all"):
+        r = bench_generate()
+        same = "identical tokens" if r["identical"] else "different tokens"
+        print(f"  chapter 10's model ({LM_CONFIG}), 256 tokens after a 16-token prompt")
+        print(f"generate: {r['cached tokens/s']:.0f} tokens/s with the cache, "
+              f"{r['uncached tokens/s']:.0f} without, {r['speed-up']:.1f}x, {same}")
     return 0
 
 

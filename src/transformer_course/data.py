@@ -27,6 +27,7 @@ __all__ = [
     "LANGUAGES",
     "CharTokenizer",
     "WordTokenizer",
+    "course_corpus",
     "date_pairs",
     "date_tokenizers",
     "load_labelled_sentences",
@@ -306,6 +307,29 @@ def sequence_pairs(
         target = {"copy": text, "reverse": text[::-1], "sort": "".join(sorted(text))}[task]
         out.append((text, target))
     return out
+
+
+# --- the course's own prose -------------------------------------------------------------
+
+def course_corpus(languages: Sequence[str] = LANGUAGES) -> str:
+    """The prose of this course's book, one paragraph per line: a corpus the project owns.
+
+    Chapter 10 trains a character-level language model on it. The text ships with the
+    package (``corpus/<lang>.txt``, written from the book by ``tools/make_corpus.py``), so
+    it needs no download.
+
+    Args:
+        languages: codes among ``"en"``, ``"fr"``, ``"it"``; their texts are joined in
+            this order.
+
+    Returns:
+        The text, paragraphs separated by newlines.
+    """
+    from importlib import resources
+
+    langs = _check_languages(languages)
+    folder = resources.files("transformer_course") / "corpus"
+    return "".join(folder.joinpath(f"{lang}.txt").read_text(encoding="utf-8") for lang in langs)
 
 
 # --- tokenizers ----------------------------------------------------------------------------

@@ -91,19 +91,24 @@ def hard_argmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
     return torch.zeros_like(scores).scatter_(dim, index, 1.0)
 
 
-def causal_mask(length: int, *, device: torch.device | str | None = None) -> torch.Tensor:
+def causal_mask(length: int, *, past: int = 0,
+                device: torch.device | str | None = None) -> torch.Tensor:
     """The mask of masked (causal) self-attention: position i may attend to j <= i.
 
     Args:
-        length: sequence length L.
+        length: sequence length L (the queries).
+        past: positions before them that the keys also hold (the length of a KV cache):
+            query ``i`` is position ``past + i`` and may attend to keys ``0..past + i``.
         device: where to create the mask.
 
     Returns:
-        ``(L, L)`` boolean tensor, True on and below the diagonal.
+        ``(L, past + L)`` boolean tensor, True on and below the ``past``-th diagonal:
+        ``(L, L)``, lower triangular, when ``past = 0``.
     """
     length = check_positive_int("length", length)
+    past = check_positive_int("past", past, allow_zero=True)
     device = check_device("device", device)
-    return torch.ones(length, length, dtype=torch.bool, device=device).tril()
+    return torch.ones(length, past + length, dtype=torch.bool, device=device).tril(past)
 
 
 def padding_mask(token_ids: torch.Tensor, pad_id: int = 0) -> torch.Tensor:

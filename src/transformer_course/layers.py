@@ -7,7 +7,8 @@ side effect.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -26,7 +27,8 @@ from ._checks import (
     check_width,
     shape_of,
 )
-from ._numerics import guarded
+from ._numerics import all_finite, guard_active, guarded, nested
+from .cache import KVCache, LayerCache
 from .functional import attention, merge_heads, split_heads
 
 __all__ = [
@@ -75,6 +77,52 @@ def _check_memory(x: torch.Tensor, memory: object, module: nn.Module, d_model: i
 def _check_mask(name: str, mask: object, target: tuple[int, ...]) -> None:
     if mask is not None:
         check_bool_mask(name, mask, target)
+
+
+def _check_cache(cache: object, attn: MultiHeadAttention, query: torch.Tensor) -> int:
+    """Check a layer's cache against the queries; return how many positions it holds."""
+    if cache is None:
+        return 0
+    if not isinstance(cache, LayerCache):
+        raise TypeError(f"cache must be a LayerCache, got {type(cache).__name__}")
+    if cache.keys is None or cache.values is None:
+        return 0
+    want = (query.shape[0], attn.num_heads, cache.length, attn.d_head)
+    for name, t in (("cache.keys", cache.keys), ("cache.values", cache.values)):
+        if tuple(t.shape) != want:
+            raise ValueError(
+                f"{name} must be (B, H, L_past, d_head) = {want} for this layer and batch, "
+                f"got {shape_of(t)}"
+            )
+        if t.dtype != query.dtype or t.device != query.device:
+            raise TypeError(
+                f"{name} has dtype {t.dtype} on {t.device}, the queries {query.dtype} on "
+                f"{query.device}: a cache belongs to one model, dtype and device"
+            )
+    return cache.length
+
+
+def _check_cached_output(module: nn.Module, output: torch.Tensor,
+                         inputs: tuple[torch.Tensor, ...]) -> None:
+    """With a cache there is no float64 second pass (the cache was updated): a finite input
+    that overflowed is an error, never a NaN."""
+    if not all_finite(output) and all_finite(*inputs):
+        largest = max(float(t.detach().abs().max()) for t in inputs)
+        raise ValueError(
+            f"{type(module).__name__} overflowed {output.dtype} with a cache on inputs as "
+            f"large as {largest:.3g}; scale the inputs down"
+        )
+
+
+def _cached(module: nn.Module, run: Callable[..., Any], x: torch.Tensor, **kwargs: Any) -> Any:
+    """``run(x, **kwargs)`` with a cache: the inner layers skip their own output checks and
+    the outermost call checks its output once."""
+    if guard_active():
+        return run(x, **kwargs)
+    with nested():
+        out = run(x, **kwargs)
+    _check_cached_output(module, out[0] if isinstance(out, tuple) else out, (x,))
+    return out
 
 
 def _check_heads(d_model: int, num_heads: int) -> tuple[int, int]:
@@ -140,6 +188,7 @@ class MultiHeadAttention(nn.Module):
         beta: float | None = None,
         hard: bool = False,
         need_weights: bool = True,
+        cache: LayerCache | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Attend from ``query`` to ``key``/``value``.
 
@@ -153,6 +202,10 @@ class MultiHeadAttention(nn.Module):
             hard: use one-hot argmax weights (always takes the explicit path).
             need_weights: return the per-head weights; ``False`` takes PyTorch's fused
                 ``scaled_dot_product_attention`` kernel and returns ``None`` for them.
+            cache: the keys and values of earlier positions (a :class:`LayerCache`, for
+                self-attention that generates one position at a time): the new keys and
+                values are appended to it, and the queries attend to all of them. ``mask``
+                then broadcasts to ``(B, H, L_q, L_past + L_k)``.
 
         Returns:
             ``(output, weights)``: ``(B, L_q, d_model)`` and ``(B, H, L_q, L_k)`` or None.
@@ -160,11 +213,15 @@ class MultiHeadAttention(nn.Module):
         """
         self._check_inputs(query, key, value)
         batch, len_q, len_k = query.shape[0], query.shape[1], key.shape[1]
-        _check_mask("mask", mask, (batch, self.num_heads, len_q, len_k))
+        past = _check_cache(cache, self, query)
+        _check_mask("mask", mask, (batch, self.num_heads, len_q, past + len_k))
         if beta is not None:
             beta = check_beta(beta)
         check_flag("hard", hard)
         check_flag("need_weights", need_weights)
+        if cache is not None:
+            return self._forward_cached(query, key, value, cache, mask=mask, beta=beta,
+                                        hard=hard, need_weights=need_weights)
         return guarded(self, self._forward, (query, key, value), query, key, value, mask=mask,
                        beta=beta, hard=hard, need_weights=need_weights)
 
@@ -179,11 +236,40 @@ class MultiHeadAttention(nn.Module):
         hard: bool = False,
         need_weights: bool = True,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        dropout_p = self.dropout if self.training else 0.0
+        q, k, v = self._project(query, key, value)
+        return self._attend(q, k, v, mask, beta, hard, need_weights)
+
+    def _forward_cached(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        cache: LayerCache,
+        *,
+        mask: torch.Tensor | None,
+        beta: float | None,
+        hard: bool,
+        need_weights: bool,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        q, k, v = self._project(query, key, value)
+        k, v = cache.append(k, v)  # (B, H, L_past + L_k, d_head) each
+        output, weights = self._attend(q, k, v, mask, beta, hard, need_weights)
+        if not guard_active():  # a stack checks its own output once
+            _check_cached_output(self, output, (query, key, value))
+        cache.store(k, v)
+        return output, weights
+
+    def _project(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         q = split_heads(self.W_q(query), self.num_heads)  # (B, H, L_q, d_head)
         k = split_heads(self.W_k(key), self.num_heads)  # (B, H, L_k, d_head)
         v = split_heads(self.W_v(value), self.num_heads)  # (B, H, L_k, d_head)
+        return q, k, v
 
+    def _attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                mask: torch.Tensor | None, beta: float | None, hard: bool, need_weights: bool
+                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        dropout_p = self.dropout if self.training else 0.0
         # A beta too large for the dtype takes the explicit path, which rescales the scores.
         huge = beta is not None and beta > torch.finfo(q.dtype).max ** 0.5
         if need_weights or hard or huge:
@@ -324,16 +410,24 @@ class EncoderLayer(nn.Module):
         *,
         mask: torch.Tensor | None = None,
         return_attention: bool = False,
+        cache: LayerCache | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """``(B, L, d_model) -> (B, L, d_model)``, plus ``(B, H, L, L)`` weights on request.
 
         ``mask`` broadcasts to ``(B, H, L, L)``: a key mask ``(L,)``, a causal ``(L, L)``
-        mask or a padding mask ``(B, 1, 1, L)``.
+        mask or a padding mask ``(B, 1, 1, L)``. With a ``cache`` (the self-attention's
+        :class:`LayerCache`), ``x`` holds the new positions only and ``mask`` broadcasts to
+        ``(B, H, L, L_past + L)``.
         """
         d_model = self.self_attn.d_model
         _check_states("x", x, self, d_model)
-        _check_mask("mask", mask, (x.shape[0], self.self_attn.num_heads, x.shape[1], x.shape[1]))
+        past = _check_cache(cache, self.self_attn, x)
+        _check_mask("mask", mask,
+                    (x.shape[0], self.self_attn.num_heads, x.shape[1], past + x.shape[1]))
         check_flag("return_attention", return_attention)
+        if cache is not None:  # the cache is updated: no second, float64 pass
+            return _cached(self, self._forward, x, mask=mask,
+                           return_attention=return_attention, cache=cache)
         return guarded(self, self._forward, (x,), x, mask=mask,
                        return_attention=return_attention)
 
@@ -343,14 +437,16 @@ class EncoderLayer(nn.Module):
         *,
         mask: torch.Tensor | None = None,
         return_attention: bool = False,
+        cache: LayerCache | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        need = return_attention
         if self.norm_first:
             h = self.norm1(x)
-            attended, weights = self.self_attn(h, h, h, mask=mask, need_weights=return_attention)
+            attended, weights = self.self_attn(h, h, h, mask=mask, need_weights=need, cache=cache)
             x = x + self.dropout1(attended)
             x = x + self.dropout2(self.ff(self.norm2(x)))
         else:
-            attended, weights = self.self_attn(x, x, x, mask=mask, need_weights=return_attention)
+            attended, weights = self.self_attn(x, x, x, mask=mask, need_weights=need, cache=cache)
             x = self.norm1(x + self.dropout1(attended))
             x = self.norm2(x + self.dropout2(self.ff(x)))
         return (x, weights) if return_attention else x
@@ -507,13 +603,31 @@ class Encoder(_Stack):
         *,
         mask: torch.Tensor | None = None,
         return_attention: bool = False,
+        cache: KVCache | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
         """``(B, L, d_model) -> (B, L, d_model)``; with ``return_attention`` also a list of
-        one ``(B, H, L, L)`` weight tensor per layer."""
+        one ``(B, H, L, L)`` weight tensor per layer.
+
+        With a ``cache`` (a :class:`KVCache` with one entry per layer), ``x`` holds the new
+        positions only, their keys and values are added to the cache, and ``mask``
+        broadcasts to ``(B, H, L, L_past + L)``: a decoder-only language model generates
+        this way, one position at a time.
+        """
         attn = self.layers[0].self_attn
         _check_states("x", x, self, attn.d_model)
-        _check_mask("mask", mask, (x.shape[0], attn.num_heads, x.shape[1], x.shape[1]))
+        past = 0
+        if cache is not None:
+            if not isinstance(cache, KVCache):
+                raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
+            if len(cache.layers) != len(self.layers):
+                raise ValueError(f"cache has {len(cache.layers)} layers, the stack "
+                                 f"{len(self.layers)}: build it with KVCache({len(self.layers)})")
+            past = _check_cache(cache.layers[0], attn, x)
+        _check_mask("mask", mask, (x.shape[0], attn.num_heads, x.shape[1], past + x.shape[1]))
         check_flag("return_attention", return_attention)
+        if cache is not None:  # the cache is updated: no second, float64 pass
+            return _cached(self, self._forward, x, mask=mask,
+                           return_attention=return_attention, cache=cache)
         return guarded(self, self._forward, (x,), x, mask=mask,
                        return_attention=return_attention)
 
@@ -523,14 +637,16 @@ class Encoder(_Stack):
         *,
         mask: torch.Tensor | None = None,
         return_attention: bool = False,
+        cache: KVCache | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
         maps = []
-        for layer in self.layers:
+        for i, layer in enumerate(self.layers):
+            layer_cache = None if cache is None else cache.layers[i]
             if return_attention:
-                x, weights = layer(x, mask=mask, return_attention=True)
+                x, weights = layer(x, mask=mask, return_attention=True, cache=layer_cache)
                 maps.append(weights)
             else:
-                x = layer(x, mask=mask)
+                x = layer(x, mask=mask, cache=layer_cache)
         if self.norm is not None:
             x = self.norm(x)
         return (x, maps) if return_attention else x

@@ -260,6 +260,25 @@ class Transformer(nn.Module):
                 break
         return out[:, 1:]
 
+    def beam_search(
+        self, src: torch.Tensor, *, bos_id: int, eos_id: int, beam_size: int = 4,
+        max_len: int = 32, length_penalty: float = 0.0,
+    ) -> torch.Tensor:
+        """Decode with beam search: keep the ``beam_size`` most likely prefixes at each step.
+
+        See :func:`transformer_course.generation.beam_search`; ``beam_size=1`` is
+        :meth:`greedy_decode`. Returns ``(B, T)`` ids in the same format.
+        """
+        from .generation import beam_search
+
+        size = self.tgt_embed.num_embeddings
+        for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
+            if not 0 <= check_int(name, value) < size:
+                raise ValueError(f"{name} must be an id in [0, {size}), got {value}")
+        src = _checked_tokens("src", src, self.src_embed)
+        return beam_search(self, src, bos_id=bos_id, eos_id=eos_id, beam_size=beam_size,
+                           max_len=max_len, length_penalty=length_penalty)
+
 
 def _check_model_sizes(d_model: object, num_heads: object, num_layers: object, d_ff: object,
                        dropout: object, norm_first: object, activation: object,
@@ -279,8 +298,11 @@ class TransformerClassifier(nn.Module):
     """An encoder with a classification head, as BERT does for sentence labels.
 
     Token ids are embedded, positions added (``"learned"`` as in BERT or ``"sinusoidal"``),
-    an :class:`Encoder` runs, then the first position (``pooling="cls"``, the [CLS] token)
-    or the mean over real tokens (``pooling="mean"``) feeds a linear head.
+    an :class:`Encoder` runs, then one vector per sequence feeds a linear head: the first
+    position (``pooling="cls"``, the [CLS] token), the mean over real tokens
+    (``pooling="mean"``) or the feature-wise maximum over real tokens (``pooling="max"``,
+    the NYU notes' classifier; padding never wins the maximum, and a sequence with no real
+    token pools to zeros).
 
     Args:
         vocab_size: number of token ids.
@@ -288,7 +310,7 @@ class TransformerClassifier(nn.Module):
         d_model, num_heads, num_layers, d_ff, dropout, norm_first, activation: sizes.
         max_len: longest input.
         pad_id: padding id, used when no ``attention_mask`` is given.
-        pooling: ``"cls"`` or ``"mean"``.
+        pooling: ``"cls"``, ``"mean"`` or ``"max"``.
         positional: ``"learned"`` or ``"sinusoidal"``.
 
     Token ids may have any integer dtype; they are cast to ``long``.
@@ -312,7 +334,7 @@ class TransformerClassifier(nn.Module):
         positional: str = "learned",
     ) -> None:
         super().__init__()
-        check_choice("pooling", pooling, ("cls", "mean"))
+        check_choice("pooling", pooling, ("cls", "mean", "max"))
         check_choice("positional", positional, ("learned", "sinusoidal"))
         check_positive_int("vocab_size", vocab_size)
         check_positive_int("num_classes", num_classes)
@@ -353,8 +375,12 @@ class TransformerClassifier(nn.Module):
         hidden, maps = out if return_attention else (out, None)
         if self.pooling == "cls":
             pooled = hidden[:, 0]  # (B, d_model)
-        else:
+        elif self.pooling == "mean":
             weights = keep.to(hidden.dtype)[..., None]  # (B, L, 1)
             pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+        else:  # max over real tokens only: padding is set to -inf so that it never wins
+            real = keep[..., None]  # (B, L, 1)
+            pooled = hidden.masked_fill(~real, float("-inf")).amax(dim=1)  # (B, d_model)
+            pooled = torch.where(real.any(dim=1), pooled, torch.zeros_like(pooled))
         logits = self.head(pooled)  # (B, num_classes)
         return (logits, maps) if return_attention else logits

@@ -20,7 +20,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import check_device, check_flag, check_int, check_positive_int, check_real
+from ._checks import (
+    check_device,
+    check_flag,
+    check_int,
+    check_positive_int,
+    check_real,
+    check_tensor,
+)
 from .data import CharTokenizer, WordTokenizer
 from .i18n import format_number
 from .i18n import gettext as _
@@ -34,6 +41,8 @@ __all__ = [
     "classification_loss",
     "exact_match",
     "fit",
+    "lm_batches",
+    "lm_loss",
     "seq2seq_batches",
     "seq2seq_loss",
     "warmup_cosine",
@@ -349,6 +358,53 @@ def exact_match(
         decoded = [tgt_tokenizer.decode(row.tolist()) for row in out]
         hits += sum(guess == target for guess, (_, target) in zip(decoded, chunk, strict=True))
     return hits / len(pairs)
+
+
+# --- language models ------------------------------------------------------------------------
+
+def lm_batches(
+    ids: torch.Tensor,
+    block_size: int,
+    batch_size: int,
+    num_batches: int,
+    *,
+    seed: int = 0,
+) -> list[Batch]:
+    """Random windows of a long text for next-token prediction: ``(inputs, targets)``.
+
+    Each window of ``block_size + 1`` consecutive ids gives the inputs (all but the last)
+    and the targets (all but the first): position ``t`` of the inputs must predict
+    position ``t`` of the targets, the next token.
+
+    Args:
+        ids: ``(N,)`` the whole text as ids, ``N > block_size``.
+        block_size: the context length the model trains on.
+        batch_size: windows per batch.
+        num_batches: batches returned.
+        seed: the same seed gives the same windows.
+
+    Returns:
+        ``num_batches`` pairs of ``(batch_size, block_size)`` long tensors.
+    """
+    check_tensor("ids", ids, ndim=1, integer=True)
+    block = check_positive_int("block_size", block_size)
+    rows = check_positive_int("batch_size", batch_size)
+    count = check_positive_int("num_batches", num_batches)
+    seed = check_int("seed", seed)
+    if ids.shape[0] <= block:
+        raise ValueError(f"ids must be longer than block_size={block}, got shape "
+                         f"{tuple(ids.shape)}")
+    generator = torch.Generator().manual_seed(seed)
+    starts = torch.randint(0, ids.shape[0] - block, (count, rows), generator=generator)
+    windows = ids.long().cpu()[starts[..., None] + torch.arange(block + 1)]  # (n, B, block+1)
+    return [(w[:, :-1], w[:, 1:]) for w in windows]
+
+
+def lm_loss(model: nn.Module, batch: Batch) -> torch.Tensor:
+    """Cross-entropy of the next token at every position of ``(inputs, targets)``."""
+    inputs, targets = batch
+    logits = model(inputs)  # (B, L, V)
+    return F.cross_entropy(logits.flatten(0, 1), targets.flatten())
 
 
 # --- classification -------------------------------------------------------------------------
