@@ -428,7 +428,8 @@ def test_messages_are_translated_and_numbers_localised(monkeypatch):
         seen.append(message)
         return message.replace("on {what}", "sur {what}")
 
-    monkeypatch.setattr(check, "_", fake_gettext)
+    monkeypatch.setattr(check._core, "_", fake_gettext)
+    monkeypatch.setattr(check.basics, "_", fake_gettext)
     tc.set_language("fr")
     try:
         result = check.soft_argmax(lambda s, beta: softmax(s))

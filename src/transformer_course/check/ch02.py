@@ -1,5 +1,148 @@
-"""Checkers of chapter 2's transfer exercises: a new idea applied somewhere new."""
+"""Checkers of chapter 2's transfer exercises: a new idea applied somewhere new.
+
+* :func:`recover_beta`: the inverse temperature of a soft argmax read back from its output.
+* :func:`additive_scores`: the additive (Bahdanau) scorer, ``v^T tanh(W_q x_i + W_k x_j)``,
+  in place of the dot product.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+import numbers
+from collections.abc import Callable
+
+import torch
+
+from ..i18n import gettext as _
+from ._core import (
+    CheckResult,
+    _as_tensor,
+    _call,
+    _CheckFailedError,
+    _compare,
+    _kind,
+    _num,
+    _run,
+    _shape,
+)
+
+__all__ = ["additive_scores", "recover_beta"]
+
+
+# --- the temperature read back from the weights ------------------------------------------------
+
+def _as_real(got: object, *, what: str) -> float:
+    """A real number from an int, a float or a one-element tensor; a message otherwise."""
+    value = got
+    if isinstance(got, torch.Tensor) and got.numel() == 1 and got.device.type != "meta" \
+            and not got.is_complex():
+        value = got.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise _CheckFailedError(_("on {what} expected a number, got {kind}")
+                                .format(what=what, kind=_kind(got)))
+    number = float(value)
+    if not math.isfinite(number):
+        raise _CheckFailedError(
+            _("on {what} got {value}: two equal scores give 0 / 0, and a weight of 0 gives "
+              "log 0 = -inf; use only positive weights and scores that differ")
+            .format(what=what, value=_num(number)))
+    return number
+
+
+def recover_beta(fn: Callable[[torch.Tensor, torch.Tensor], float]) -> CheckResult:
+    """Check ``fn(scores, weights) -> beta``: the inverse temperature of a soft argmax read
+    back from its output, ``weights = softmax(beta * scores)``, for ``scores`` and
+    ``weights`` of shape ``(t,)`` (float64), as a number or a one-element tensor.
+
+    Since ``log a_j - log a_k = beta (s_j - s_k)``, the log-weights are a straight line of
+    the scores with slope beta. The cases include ``beta = 0`` (uniform weights), equal
+    scores (a pair of them says nothing about beta) and weights that underflow to exactly 0.
+    """
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(201)
+        cases = [
+            (_("{n} scores with beta = {beta}").format(n=_num(6), beta=_num(1.7)),
+             torch.randn(6, generator=g, dtype=torch.float64), 1.7),
+            (_("uniform weights (beta = {beta})").format(beta=_num(0)),
+             torch.randn(5, generator=g, dtype=torch.float64), 0.0),
+            (_("scores with a tie, beta = {beta}").format(beta=_num(0.3)),
+             torch.tensor([1.0, 2.0, 2.0, -1.0, 0.5], dtype=torch.float64), 0.3),
+            (_("weights with exact zeros, beta = {beta}").format(beta=_num(40)),
+             torch.tensor([2.0, 1.5, 0.3, -20.0, -24.0], dtype=torch.float64), 40.0),
+            (_("large negative scores, beta = {beta}").format(beta=_num(2.5)),
+             torch.tensor([-50.0, -48.0, -49.5, -47.0], dtype=torch.float64), 2.5),
+        ]
+        for what, scores, beta in cases:
+            weights = torch.softmax(beta * scores, dim=-1)
+            got = _as_real(_call(f, scores.clone(), weights.clone(), what=what), what=what)
+            if abs(got - beta) <= 1e-4 * max(1.0, beta):
+                continue
+            if beta > 0 and abs(got - 1 / beta) <= 1e-4 * max(1.0, 1 / beta) \
+                    and abs(beta - 1 / beta) > 1e-2:
+                raise _CheckFailedError(
+                    _("on {what} got {got}, which is the temperature T = 1 / beta: return beta "
+                      "= {expected}").format(what=what, got=_num(got), expected=_num(beta)))
+            if beta > 0 and abs(got + beta) <= 1e-4 * beta:
+                raise _CheckFailedError(
+                    _("on {what} got {got}: the sign is wrong, a larger score gets a larger "
+                      "weight, so beta = {expected}").format(what=what, got=_num(got),
+                                                             expected=_num(beta)))
+            raise _CheckFailedError(_("on {what} got {got}, expected {expected}").format(
+                what=what, got=_num(got), expected=_num(beta)))
+        return _("beta read back from the weights, even with ties, zero weights and beta = 0")
+    return _run("recover_beta", fn, body)
+
+
+# --- the additive (Bahdanau) scorer ------------------------------------------------------------
+
+def additive_scores(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """Check ``fn(x, w_q, w_k, v)`` -> the ``(t, t)`` additive scores of a set ``x``
+    ``(t, n)``: ``s_ij = v^T tanh(W_q x_i + W_k x_j)``, with ``w_q`` and ``w_k`` of shape
+    ``(d, n)`` (used as ``x @ w.T``) and ``v`` of shape ``(d,)``; row ``i`` holds the scores
+    of the vector ``x_i`` that asks, column ``j`` the vector ``x_j`` it looks at."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(202)
+        for t, n, d in ((4, 3, 5), (6, 2, 3)):
+            x = torch.randn(t, n, generator=g)
+            w_q, w_k = torch.randn(d, n, generator=g), torch.randn(d, n, generator=g)
+            v = torch.randn(d, generator=g)
+            what = _("x {x}, W_q and W_k {w}, v {v}").format(x=_shape(x.shape),
+                                                             w=_shape(w_q.shape),
+                                                             v=_shape(v.shape))
+            got = _call(f, x.clone(), w_q.clone(), w_k.clone(), v.clone(), what=what)
+            q, k = x.double() @ w_q.double().T, x.double() @ w_k.double().T  # (t, d) each
+            summed = q[:, None, :] + k[None, :, :]  # (t, t, d): W_q x_i + W_k x_j
+            expected = torch.tanh(summed) @ v.double()  # (t, t)
+            try:
+                _compare(got, expected, what=what, atol=1e-4)
+            except _CheckFailedError:
+                _explain_additive(got, expected, summed, q, k, v.double(), what)
+                raise
+        return _("s_ij = v^T tanh(W_q x_i + W_k x_j): a small network scores every pair")
+    return _run("additive_scores", fn, body)
+
+
+def _explain_additive(got: object, expected: torch.Tensor, summed: torch.Tensor,
+                      q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, what: str) -> None:
+    """Name the classic mistakes of the additive scorer."""
+    try:
+        got = _as_tensor(got, what=what)
+    except _CheckFailedError:
+        return
+    if not got.is_floating_point() or got.shape != expected.shape \
+            or not bool(torch.isfinite(got).all()):
+        return
+    got = got.to(torch.float64)
+    for wrong, message in (
+            (expected.T, _("on {what} rows and columns are swapped: row i must hold the scores "
+                           "of x_i, the vector that asks (W_q x_i)")),
+            (summed @ v, _("on {what} the tanh is missing: without it s_ij = v^T W_q x_i + "
+                           "v^T W_k x_j, and the first term, the same for every j, vanishes "
+                           "in the softmax")),
+            (q @ k.T, _("on {what} these are dot products of the projections: the additive "
+                        "scorer adds W_q x_i and W_k x_j, applies tanh, then takes the dot "
+                        "product with v")),
+            (torch.tanh(summed).sum(-1), _("on {what} the sum over the d features ignores v: "
+                                           "take the dot product with v"))):
+        if torch.allclose(got, wrong, rtol=1e-4, atol=1e-4):
+            raise _CheckFailedError(message.format(what=what))

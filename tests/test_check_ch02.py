@@ -1,0 +1,119 @@
+"""The checkers of chapter 2's transfer exercises: the right answer passes, plausible wrong
+answers fail saying why, junk answers fail without crashing."""
+
+import torch
+
+from transformer_course import check
+
+JUNK = [None, (), [], float("nan"), float("inf"), "a string", True, (i for i in range(3)),
+        torch.empty(2, 2, device="meta"), torch.zeros(2, 2, dtype=torch.complex64),
+        torch.tensor(float("nan")), torch.zeros(3)]
+
+
+def assert_junk_fails(checker):
+    for junk in JUNK:
+        result = checker(lambda *args, junk=junk: junk)
+        assert isinstance(result, check.CheckResult) and not result, junk
+        assert result.message and "could not be checked" not in result.message, result.message
+    raised = checker(lambda *args: 1 / 0)
+    assert not raised and "ZeroDivisionError" in raised.message
+    todo = checker(lambda *args: (_ for _ in ()).throw(NotImplementedError("your code here")))
+    assert not todo and "NotImplementedError" in todo.message
+    assert not checker("not a function")
+
+
+# --- recover_beta ------------------------------------------------------------------------------
+
+def recover_beta(scores, weights):
+    keep = weights > 0  # log 0 = -inf says nothing
+    s, log_a = scores[keep], weights[keep].log()
+    s_c = s - s.mean()
+    if not (s_c != 0).any():
+        return 0.0
+    return float((s_c * (log_a - log_a.mean())).sum() / (s_c**2).sum())  # least squares
+
+
+def test_recover_beta_right_answers_pass():
+    result = check.recover_beta(recover_beta)
+    assert result, result
+
+    def as_tensor(scores, weights):  # a one-element tensor is accepted too
+        return torch.tensor([recover_beta(scores, weights)])
+    assert check.recover_beta(as_tensor)
+
+
+def test_recover_beta_wrong_answers_say_why():
+    def first_pair(scores, weights):  # breaks on ties and on zero weights
+        return float((weights[1].log() - weights[2].log()) / (scores[1] - scores[2]))
+    result = check.recover_beta(first_pair)
+    assert not result and "scores with a tie" in result.message and "0 / 0" in result.message
+
+    def all_weights(scores, weights):  # log 0 = -inf
+        s, log_a = scores - scores.mean(), weights.log()
+        return float((s * (log_a - log_a.mean())).sum() / (s**2).sum())
+    result = check.recover_beta(all_weights)
+    assert not result and "weights with exact zeros" in result.message
+
+    def temperature(scores, weights):
+        beta = recover_beta(scores, weights)
+        return 1 / beta if beta else 0.0
+    result = check.recover_beta(temperature)
+    assert not result and "temperature T = 1 / beta" in result.message
+
+    def sign(scores, weights):
+        return -recover_beta(scores, weights)
+    assert "sign is wrong" in check.recover_beta(sign).message
+
+    def ratio(scores, weights):  # ratios of weights instead of their logarithms
+        keep = weights > 0
+        s, a = scores[keep] - scores[keep].mean(), weights[keep]
+        return float((s * (a - a.mean())).sum() / (s**2).sum())
+    result = check.recover_beta(ratio)
+    assert not result and "expected 1.7" in result.message
+
+
+def test_recover_beta_junk_fails_without_crashing():
+    assert_junk_fails(check.recover_beta)
+    assert "expected a number, got str" in check.recover_beta(lambda *a: "1").message
+    assert "expected a number, got bool" in check.recover_beta(lambda *a: True).message
+
+
+# --- additive_scores ---------------------------------------------------------------------------
+
+def additive_scores(x, w_q, w_k, v):
+    q, k = x @ w_q.T, x @ w_k.T  # (t, d) each
+    return torch.tanh(q[:, None, :] + k[None, :, :]) @ v  # (t, t)
+
+
+def test_additive_scores_right_answer_passes():
+    result = check.additive_scores(additive_scores)
+    assert result, result
+
+
+def test_additive_scores_wrong_answers_say_why():
+    def swapped(x, w_q, w_k, v):
+        return additive_scores(x, w_q, w_k, v).T
+    assert "rows and columns are swapped" in check.additive_scores(swapped).message
+
+    def no_tanh(x, w_q, w_k, v):
+        q, k = x @ w_q.T, x @ w_k.T
+        return (q[:, None, :] + k[None, :, :]) @ v
+    assert "tanh is missing" in check.additive_scores(no_tanh).message
+
+    def dot(x, w_q, w_k, v):
+        return (x @ w_q.T) @ (x @ w_k.T).T
+    assert "dot products of the projections" in check.additive_scores(dot).message
+
+    def no_v(x, w_q, w_k, v):
+        q, k = x @ w_q.T, x @ w_k.T
+        return torch.tanh(q[:, None, :] + k[None, :, :]).sum(-1)
+    assert "ignores v" in check.additive_scores(no_v).message
+
+    def untransposed(x, w_q, w_k, v):  # x @ w_q: shapes do not fit
+        return torch.tanh((x @ w_q)[:, None] + (x @ w_k)[None]) @ v
+    result = check.additive_scores(untransposed)
+    assert not result and "raised RuntimeError" in result.message
+
+
+def test_additive_scores_junk_fails_without_crashing():
+    assert_junk_fails(check.additive_scores)
