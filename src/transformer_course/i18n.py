@@ -24,6 +24,8 @@ import gettext as _gettext
 import io
 import math
 import numbers
+import re
+import sys
 from pathlib import Path
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "format_percent",
     "get_language",
     "gettext",
+    "localise_matplotlib",
     "ngettext",
     "set_language",
 ]
@@ -49,12 +52,36 @@ _current = {"language": "en"}
 def set_language(lang: str) -> None:
     """Choose the language of everything the package shows: ``"en"``, ``"fr"`` or ``"it"``.
 
+    Also the decimal separator of matplotlib's tick labels, once matplotlib is loaded
+    (``0,5`` on a French or Italian axis).
+
     Raises:
         ValueError: for any other value.
     """
     if not isinstance(lang, str) or lang not in LANGUAGES:
         raise ValueError(f"lang must be one of {LANGUAGES}, got {lang!r}")
     _current["language"] = lang
+    localise_matplotlib()
+
+
+_DECIMAL_POINT = re.compile(r"(?<=\d)\.(?=\d)")
+
+
+def localise_matplotlib() -> None:
+    """Make matplotlib's default tick labels follow :func:`get_language`: ``0.5`` is drawn
+    ``0,5`` in French and Italian. Does nothing until matplotlib is imported; installed once,
+    it reads the language at every label."""
+    ticker = sys.modules.get("matplotlib.ticker")
+    if ticker is None or getattr(ticker.ScalarFormatter.__call__, "_tc_localised", False):
+        return
+    original = ticker.ScalarFormatter.__call__
+
+    def __call__(self: object, x: float, pos: int | None = None) -> str:  # noqa: N807
+        text = original(self, x, pos)
+        return _DECIMAL_POINT.sub(",", text) if get_language() in ("fr", "it") else text
+
+    __call__._tc_localised = True  # type: ignore[attr-defined]
+    ticker.ScalarFormatter.__call__ = __call__
 
 
 def get_language() -> str:

@@ -14,10 +14,12 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ._checks import check_flag, check_positive_int, check_real, check_tensor, has_data, shape_of
-from .i18n import format_number
+from .i18n import format_number, localise_matplotlib
 from .i18n import gettext as _
 
 __all__ = ["attention_heads", "attention_heatmap", "encoding_heatmap", "vectors_plot"]
+
+localise_matplotlib()  # tick labels in the reader's language (0,5 in French)
 
 
 def _as_matrix(name: str, x: torch.Tensor, ndim: int) -> torch.Tensor:

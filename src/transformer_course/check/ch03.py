@@ -1,5 +1,255 @@
-"""Checkers of chapter 3's transfer exercises: a new idea applied somewhere new."""
+"""Checkers of chapter 3's transfer exercises: a new idea applied somewhere new.
+
+* :func:`cosine_lookup`: a soft dictionary whose similarity is the cosine of the angle
+  between the query and each key (attention that sees orientation only);
+* :func:`beta_for_weight`: the inverse temperature at which the best key gets a chosen
+  weight;
+* :func:`score_variance`: the variance of ``q · k`` predicted for inputs of any mean and
+  variance.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+import numbers
+from collections.abc import Callable
+
+import torch
+
+from .. import functional as _ref
+from ..i18n import format_number
+from ..i18n import gettext as _
+from ._core import (
+    CheckResult,
+    _as_tensor,
+    _call,
+    _CheckFailedError,
+    _compare,
+    _kind,
+    _num,
+    _run,
+    _shape,
+)
+
+__all__ = ["beta_for_weight", "cosine_lookup", "score_variance"]
+
+
+def _real(got: object, *, what: str) -> float:
+    """A number the reader returned (a Python number or a one-element tensor), finite."""
+    if isinstance(got, torch.Tensor):
+        got = _as_tensor(got, what=what)
+        if got.numel() != 1 or got.dtype == torch.bool:
+            raise _CheckFailedError(
+                _("on {what} it returned a tensor of shape {shape}, expected one number")
+                .format(what=what, shape=_shape(got.shape)))
+        got = got.item()
+    if isinstance(got, bool) or not isinstance(got, numbers.Real):
+        raise _CheckFailedError(
+            _("on {what} it returned {kind}, expected a number").format(what=what,
+                                                                       kind=_kind(got)))
+    value = float(got)
+    if not math.isfinite(value):
+        raise _CheckFailedError(
+            _("on {what} it returned {value}, expected a finite number").format(
+                what=what, value=_num(value)))
+    return value
+
+
+def _numbers(values: list[float], decimals: int) -> str:
+    """A list of numbers in parentheses, separated by semicolons where the decimal
+    separator is a comma (``(1,8; 0,9)``)."""
+    separator = "; " if "," in format_number(0.5) else ", "
+    return "(" + separator.join(format_number(v, decimals) for v in values) + ")"
+
+
+def _close(a: float, b: float, *, rel: float = 1e-4) -> bool:
+    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-9)
+
+
+# --- a soft dictionary that compares directions only --------------------------------------------
+
+def _cosine_reference(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+                      beta: float) -> torch.Tensor:
+    cosines = torch.nn.functional.cosine_similarity(keys, query[None], dim=-1)  # (m,)
+    return _ref.soft_argmax(cosines, beta) @ values
+
+
+def _explain_cosine(got: torch.Tensor, query: torch.Tensor, keys: torch.Tensor,
+                    values: torch.Tensor, beta: float, what: str) -> None:
+    """Name the classic mistakes: a plain dot product, one side not normalised, β left out."""
+    unit_q = query / query.norm()
+    unit_k = keys / keys.norm(dim=-1, keepdim=True)
+    cosines = unit_k @ unit_q
+    candidates = (
+        (keys @ query * beta,
+         _("on {what} it matches the plain dot product q · k: divide each score by |q| |k| "
+           "so that only the angle counts")),
+        (keys @ unit_q * beta,
+         _("on {what} the keys are not normalised: a long key still gets a large score "
+           "whatever its direction")),
+        (unit_k @ query * beta,
+         _("on {what} the query is not normalised: every score is |q| = {norm} times its "
+           "cosine, as if beta were {norm} times larger")),
+        (cosines,
+         _("on {what} the cosines are not multiplied by beta = {beta}")),
+    )
+    for scores, message in candidates:
+        wrong = torch.softmax(scores, dim=-1) @ values
+        if got.shape == wrong.shape and torch.allclose(got.to(wrong.dtype), wrong, atol=1e-5):
+            norm = format_number(query.norm().item(), 2)
+            raise _CheckFailedError(message.format(what=what, norm=norm, beta=_num(beta)))
+
+
+def cosine_lookup(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """Check ``fn(query, keys, values, beta)`` -> ``softmax(beta * cos(query, keys)) @ values``:
+    a soft dictionary whose score is the cosine of the angle between the query ``(d,)`` and
+    each key (a row of ``keys`` ``(m, d)``), returning a ``(d_v,)`` blend of the rows of
+    ``values`` ``(m, d_v)``. The cases hold keys and queries of very different lengths, so
+    that a plain dot product, or a cosine that normalises one side only, gives another
+    answer."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(31)
+        keys = torch.randn(5, 3, generator=g)
+        keys = keys * torch.tensor([0.5, 4.0, 1.0, 0.3, 2.0])[:, None]  # lengths far apart
+        values = torch.randn(5, 2, generator=g)
+        query = torch.randn(3, generator=g) * 2.5
+        lengths = keys.norm(dim=-1)
+        wide_keys = torch.randn(6, 8, generator=g) * (torch.rand(6, 1, generator=g) * 4 + 0.2)
+        cases = [
+            (_("a query of length {length} and keys of lengths {low} to {high}, beta = {beta}")
+             .format(length=format_number(query.norm().item(), 2),
+                     low=format_number(lengths.min().item(), 2),
+                     high=format_number(lengths.max().item(), 2), beta=_num(4.0)),
+             query, keys, values, 4.0),
+            (_("beta = 0"), query, keys, values, 0.0),
+            (_("the same query ten times longer, beta = {beta}").format(beta=_num(4.0)),
+             query * 10, keys, values, 4.0),
+            (_("{m} keys in {d} dimensions, beta = {beta}").format(m=_num(6), d=_num(8),
+                                                                 beta=_num(20.0)),
+             torch.randn(8, generator=g), wide_keys, torch.randn(6, 4, generator=g), 20.0),
+        ]
+        for what, q, k, v, beta in cases:
+            expected = _cosine_reference(q, k, v, beta)
+            got = _call(f, q.clone(), k.clone(), v.clone(), beta, what=what)
+            try:
+                _compare(got, expected, what=what)
+            except _CheckFailedError:
+                if isinstance(got, torch.Tensor):
+                    _explain_cosine(_as_tensor(got, what=what), q, k, v, beta, what)
+                raise
+        return _("the weights depend on the angles only: lengthening the query or a key "
+                 "changes nothing")
+    return _run("cosine_lookup", fn, body)
+
+
+# --- the inverse temperature for a given weight -------------------------------------------------
+
+def _largest_weight(scores: torch.Tensor, beta: float) -> float:
+    return torch.softmax(beta * scores.to(torch.float64), dim=-1).max().item()
+
+
+def _solve_beta(scores: torch.Tensor, target: float) -> float:
+    """The β >= 0 at which the largest weight of softmax(β · scores) is ``target``
+    (bisection: that weight grows from 1/m at β = 0 towards 1)."""
+    low, high = 0.0, 1.0
+    while _largest_weight(scores, high) < target:
+        high *= 2.0
+    for _step in range(100):
+        middle = (low + high) / 2
+        low, high = (middle, high) if _largest_weight(scores, middle) < target else (low, middle)
+    return (low + high) / 2
+
+
+def beta_for_weight(fn: Callable[[torch.Tensor, float], object]) -> CheckResult:
+    """Check ``fn(scores, target)`` -> the inverse temperature ``beta >= 0`` (a number) at
+    which the best key gets the weight ``target`` in ``softmax(beta * scores)``, for 2 to 6
+    keys and targets from 0.5 to 0.99 (within 0.001)."""
+    def body(f: Callable) -> str:
+        recipe = torch.tensor([1.8, 0.9, 0.18, 0.99, 1.17])  # the recipe book's scores
+        cases = [
+            (torch.tensor([0.0, 1.0]), 0.9),
+            (recipe, 0.5),
+            (recipe, 0.9),
+            (torch.tensor([0.3, -1.2, 2.0, 1.9, 0.0, 0.5]), 0.99),
+        ]
+        for scores, target in cases:
+            what = _("scores {scores} and target {target}").format(
+                scores=_numbers(scores.tolist(), 2),
+                target=_num(target))
+            beta = _real(_call(f, scores.clone(), target, what=what), what=what)
+            if beta < 0:
+                raise _CheckFailedError(
+                    _("on {what} it returned beta = {beta}: a negative beta favours the worst "
+                      "key; the answer is positive").format(what=what, beta=_num(beta)))
+            weight = _largest_weight(scores, beta)
+            if abs(weight - target) <= 1e-3:
+                continue
+            expected = _solve_beta(scores, target)
+            if len(scores) > 2:
+                top2 = scores.topk(2).values.tolist()
+                two_keys = math.log(target / (1 - target)) / (top2[0] - top2[1])
+                if _close(beta, two_keys, rel=1e-3):
+                    raise _CheckFailedError(
+                        _("on {what} it returned {beta}, the answer for two keys only: with "
+                          "{m} keys the others share the rest of the weight, so beta must be "
+                          "{expected}").format(what=what, beta=format_number(beta, 3),
+                                               m=_num(len(scores)),
+                                               expected=format_number(expected, 3)))
+            if beta > 0 and abs(_largest_weight(scores, 1 / beta) - target) <= 1e-3:
+                raise _CheckFailedError(
+                    _("on {what} it returned {beta}, which is the temperature T = 1 / beta: "
+                      "return beta = {expected}").format(
+                        what=what, beta=format_number(beta, 3),
+                        expected=format_number(expected, 3)))
+            raise _CheckFailedError(
+                _("on {what} beta = {beta} gives the best key the weight {weight}, expected "
+                  "{target} (at beta = {expected})").format(
+                    what=what, beta=format_number(beta, 3), weight=format_number(weight, 4),
+                    target=_num(target), expected=format_number(expected, 3)))
+        return _("the best key gets exactly the weight asked for, with 2 keys or with many")
+    return _run("beta_for_weight", fn, body)
+
+
+# --- predicting the variance of q . k -----------------------------------------------------------
+
+def score_variance(fn: Callable[..., object]) -> CheckResult:
+    """Check ``fn(d, mean_q, var_q, mean_k, var_k)`` -> the variance of ``q · k`` when the
+    ``2 d`` entries of ``q`` and ``k`` are independent, those of ``q`` with mean ``mean_q``
+    and variance ``var_q``, those of ``k`` with ``mean_k`` and ``var_k``:
+    ``d * (var_q * var_k + var_q * mean_k**2 + var_k * mean_q**2)``."""
+    def body(f: Callable) -> str:
+        cases = [(64, 0.0, 1.0, 0.0, 1.0), (16, 0.0, 4.0, 0.0, 0.25), (256, 0.0, 2.0, 0.0, 2.0),
+                 (10, 1.0, 1.0, 0.0, 1.0), (8, 0.5, 2.0, -1.0, 3.0)]
+        for d, mq, vq, mk, vk in cases:
+            what = _("d = {d}, q of mean {mq} and variance {vq}, k of mean {mk} and variance "
+                     "{vk}").format(d=_num(d), mq=_num(mq), vq=_num(vq), mk=_num(mk), vk=_num(vk))
+            got = _real(_call(f, d, mq, vq, mk, vk, what=what), what=what)
+            expected = d * (vq * vk + vq * mk**2 + vk * mq**2)
+            if _close(got, expected, rel=1e-6):
+                continue
+            mistakes = (
+                (d * vq * vk, _("on {what} it returned {got}, expected {expected}: the means "
+                                "count too, each product q_j k_j also varies by "
+                                "var_q mean_k² + var_k mean_q²")),
+                (vq * vk + vq * mk**2 + vk * mq**2,
+                 _("on {what} it returned {got}, the variance of one product q_j k_j: the d "
+                   "independent products add their variances, expected {expected}")),
+                (d * (vq + mq**2) * (vk + mk**2),
+                 _("on {what} it returned {got}, the mean of (q_j k_j)² times d: subtract the "
+                   "square of the mean of q_j k_j, expected {expected}")),
+                (d * (vq + vk),
+                 _("on {what} it returned {got}: the variance of a product is not the sum of "
+                   "the variances, expected {expected}")),
+                (math.sqrt(expected) if expected > 0 else -1.0,
+                 _("on {what} it returned {got}, the standard deviation: the variance is its "
+                   "square, {expected}")),
+            )
+            for wrong, message in mistakes:
+                if _close(got, wrong, rel=1e-6) and not _close(wrong, expected, rel=1e-6):
+                    raise _CheckFailedError(message.format(what=what, got=_num(got),
+                                                           expected=_num(expected)))
+            raise _CheckFailedError(
+                _("on {what} it returned {got}, expected {expected}").format(
+                    what=what, got=_num(got), expected=_num(expected)))
+        return _("d times the variance of one product, the means included")
+    return _run("score_variance", fn, body)

@@ -1,0 +1,163 @@
+"""Chapter 3's transfer checkers: the right answer passes, plausible wrong answers fail
+saying why, junk answers fail without crashing the checker."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import transformer_course as tc
+from transformer_course import check
+
+
+@pytest.fixture(autouse=True)
+def english():
+    tc.set_language("en")
+    yield
+    tc.set_language("en")
+
+
+def failed(result, *words):
+    assert not result, result
+    for word in words:
+        assert word in result.message, (word, result.message)
+
+
+JUNK = [None, 42, lambda *a: None, lambda *a: 1 / 0, lambda *a: "text",
+        lambda *a: torch.full((2,), float("nan")), lambda *a: torch.zeros(0)]
+
+
+# --- cosine_lookup ------------------------------------------------------------------------------
+
+def cosine_lookup(query, keys, values, beta):
+    cosines = (keys @ query) / (keys.norm(dim=-1) * query.norm())
+    return torch.softmax(beta * cosines, dim=-1) @ values
+
+
+def test_cosine_lookup_accepts_the_right_answer_and_torch_cosine_similarity():
+    assert check.cosine_lookup(cosine_lookup)
+    assert check.cosine_lookup(
+        lambda q, k, v, b: torch.softmax(b * F.cosine_similarity(k, q[None], dim=-1), -1) @ v)
+
+
+def test_cosine_lookup_names_the_plain_dot_product():
+    failed(check.cosine_lookup(lambda q, k, v, b: torch.softmax(b * (k @ q), -1) @ v),
+           "plain dot product", "angle")
+
+
+def test_cosine_lookup_names_the_side_left_unnormalised():
+    failed(check.cosine_lookup(lambda q, k, v, b: torch.softmax(b * (k @ q) / q.norm(), -1) @ v),
+           "keys are not normalised")
+    unit_keys = lambda k: k / k.norm(dim=-1, keepdim=True)  # noqa: E731
+    failed(check.cosine_lookup(lambda q, k, v, b: torch.softmax(b * unit_keys(k) @ q, -1) @ v),
+           "query is not normalised")
+
+
+def test_cosine_lookup_names_a_missing_beta():
+    failed(check.cosine_lookup(lambda q, k, v, b: cosine_lookup(q, k, v, 1.0)),
+           "not multiplied by beta")
+
+
+def test_cosine_lookup_reports_the_weights_instead_of_the_value():
+    result = check.cosine_lookup(
+        lambda q, k, v, b: torch.softmax(b * F.cosine_similarity(k, q[None], dim=-1), -1))
+    failed(result, "shape")
+
+
+@pytest.mark.parametrize("junk", JUNK)
+def test_cosine_lookup_survives_junk(junk):
+    assert not check.cosine_lookup(junk)
+
+
+# --- beta_for_weight ----------------------------------------------------------------------------
+
+def beta_for_weight(scores, target):
+    def best(beta):
+        return torch.softmax(beta * scores, dim=-1).max().item()
+
+    low, high = 0.0, 1.0
+    while best(high) < target:
+        high *= 2
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (middle, high) if best(middle) < target else (low, middle)
+    return (low + high) / 2
+
+
+def test_beta_for_weight_accepts_a_float_or_a_one_element_tensor():
+    assert check.beta_for_weight(beta_for_weight)
+    assert check.beta_for_weight(lambda s, t: torch.tensor(beta_for_weight(s, t)))
+
+
+def test_beta_for_weight_names_the_two_key_formula():
+    def two_keys(scores, target):
+        first, second = scores.topk(2).values.tolist()
+        return math.log(target / (1 - target)) / (first - second)
+
+    failed(check.beta_for_weight(two_keys), "two keys only", "share the rest")
+
+
+def test_beta_for_weight_names_the_temperature():
+    failed(check.beta_for_weight(lambda s, t: 1 / beta_for_weight(s, t)),
+           "temperature T = 1 / beta")
+
+
+def test_beta_for_weight_rejects_a_negative_beta_and_a_wrong_weight():
+    failed(check.beta_for_weight(lambda s, t: -beta_for_weight(s, t)), "negative beta")
+    failed(check.beta_for_weight(lambda s, t: 2 * beta_for_weight(s, t)), "gives the best key")
+
+
+@pytest.mark.parametrize("junk", [*JUNK, lambda s, t: float("inf"), lambda s, t: True,
+                                  lambda s, t: torch.ones(2)])
+def test_beta_for_weight_survives_junk(junk):
+    assert not check.beta_for_weight(junk)
+
+
+# --- score_variance -----------------------------------------------------------------------------
+
+def score_variance(d, mean_q, var_q, mean_k, var_k):
+    return d * ((var_q + mean_q**2) * (var_k + mean_k**2) - (mean_q * mean_k) ** 2)
+
+
+def test_score_variance_accepts_the_formula_and_matches_sampling():
+    assert check.score_variance(score_variance)
+    g = torch.Generator().manual_seed(0)
+    q = 0.5 + math.sqrt(2.0) * torch.randn(50_000, 8, generator=g)
+    k = -1.0 + math.sqrt(3.0) * torch.randn(50_000, 8, generator=g)
+    measured = (q * k).sum(-1).var().item()
+    assert abs(measured / score_variance(8, 0.5, 2.0, -1.0, 3.0) - 1) < 0.05
+
+
+def test_score_variance_names_the_forgotten_means():
+    failed(check.score_variance(lambda d, mq, vq, mk, vk: d * vq * vk), "the means count too")
+
+
+def test_score_variance_names_the_uncentred_second_moment():
+    failed(check.score_variance(lambda d, mq, vq, mk, vk: d * (vq + mq**2) * (vk + mk**2)),
+           "subtract the square of the mean")
+
+
+def test_score_variance_names_one_product_the_sum_and_the_standard_deviation():
+    failed(check.score_variance(lambda d, mq, vq, mk, vk: score_variance(1, mq, vq, mk, vk)),
+           "one product")
+    failed(check.score_variance(lambda d, mq, vq, mk, vk: d * (vq + vk)),
+           "not the sum of the variances")
+    failed(check.score_variance(lambda *a: math.sqrt(score_variance(*a))), "standard deviation")
+
+
+@pytest.mark.parametrize("junk", [*JUNK, lambda *a: float("nan")])
+def test_score_variance_survives_junk(junk):
+    assert not check.score_variance(junk)
+
+
+def test_messages_use_the_readers_number_format():
+    tc.set_language("fr")
+    result = check.beta_for_weight(lambda s, t: 2 * beta_for_weight(s, t))
+    assert "0,9" in result.message and "(0,00; 1,00)" in result.message
+
+
+
+def test_every_checker_of_the_chapter_is_exported_and_tested_here():
+    assert set(check.ch03.__all__) == {"beta_for_weight", "cosine_lookup", "score_variance"}
+    assert all(name in check.__all__ for name in check.ch03.__all__)
