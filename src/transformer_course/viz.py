@@ -134,9 +134,11 @@ def _translate(markup: str, script: str) -> tuple[str, str]:
     """bertviz's few English words ("Layer:", "Layers", "Heads", "Layer 2, Head 5") in the
     reader's language. A later bertviz that words them otherwise stays English."""
     detail = json.dumps(_("Layer {layer}, head {head}"))
-    markup = markup.replace("Layer: <select", f"{html_lib.escape(_('Layer:'))} <select", 1)
-    script = script.replace('.text("Layers")', f".text({json.dumps(_('Layers'))})", 1)
-    script = script.replace('.text("Heads")', f".text({json.dumps(_('Heads'))})", 1)
+    layer_menu = html_lib.escape(_("Layer:"))
+    layers, heads = json.dumps(_("Layers")), json.dumps(_("Heads"))
+    markup = markup.replace("Layer: <select", f"{layer_menu} <select", 1)
+    script = script.replace('.text("Layers")', f".text({layers})", 1)
+    script = script.replace('.text("Heads")', f".text({heads})", 1)
     script = script.replace(
         """.text('Layer ' + config.layers[layerIndex] + ", Head " + config.heads[headIndex])""",
         f'.text({detail}.replace("{{layer}}", config.layers[layerIndex])'

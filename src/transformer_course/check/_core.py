@@ -28,13 +28,20 @@ class CheckResult:
         return self.passed
 
     def __repr__(self) -> str:
-        return f"{'✓' if self.passed else '✗'} {self.name}: {self.message}"
+        mark = "✓" if self.passed else "✗"
+        return _("{mark} {name}: {message}").format(mark=mark, name=self.name,
+                                                    message=self.message)
 
     def _repr_html_(self) -> str:
         colour = "#1a7f37" if self.passed else "#cf222e"
         mark = "✓" if self.passed else "✗"
-        return (f'<p style="color:{colour}"><b>{mark} {html.escape(self.name)}</b>: '
-                f"{html.escape(self.message)}</p>")
+        head = f"<b>{mark} {html.escape(self.name)}</b>"
+        # The verdict's layout in the reader's language ("nom : message" in French).
+        layout = html.escape(_("{mark} {name}: {message}"))
+        body = layout.replace("{mark} {name}", head, 1).replace("{message}",
+                                                                html.escape(self.message), 1)
+        return f'<p style="color:{colour}">{body}</p>'
+
 
     def raise_if_failed(self) -> CheckResult:
         """Raise ``AssertionError`` with the message when the check failed."""
@@ -72,7 +79,8 @@ def _kind(obj: object) -> str:
     if obj is None:
         return "None"
     if isinstance(obj, (tuple, list)):
-        return f"{type(obj).__name__} (len {_num(len(obj))})"
+        return _("{kind} of length {length}").format(kind=type(obj).__name__,
+                                                     length=_num(len(obj)))
     return type(obj).__name__
 
 
