@@ -22,9 +22,10 @@ CHROMIUM_ARGS = [
 
 
 def chromium_path() -> str | None:
-    """The browser to drive: $TC_CHROMIUM, else a `chromium` on the PATH (Debian's package),
+    """The browser to drive: $TC_CHROMIUM, else `chromium` (or `chromium-browser`) on the PATH,
     else None for Playwright's own bundled Chromium."""
-    return os.environ.get("TC_CHROMIUM") or shutil.which("chromium")
+    return (os.environ.get("TC_CHROMIUM") or shutil.which("chromium")
+            or shutil.which("chromium-browser"))
 
 
 def launch(playwright):

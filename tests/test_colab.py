@@ -49,3 +49,33 @@ def test_colab_s_packages_kept_their_versions(report):
     assert "transformer-course" in report["added"]
     for name in ("ipywidgets", "widgetsnbextension", "ipykernel", "ipython"):
         assert name not in report["added"], name
+
+
+def test_the_explorers_of_the_colab_run_agree_with_pytorch(report, browser, plain_texts):
+    """The HTML the chapters displayed in the Colab simulation (ipywidgets 7.7.1 there)
+    computes in Chromium what PyTorch computes, control by control."""
+    import transformer_course as tc
+    from browsing import Visit, serve
+    from test_explorers_browser import CHAPTERS, Driver, drive
+
+    pages = [page for runs in report["chapters"].values() for result in runs.values()
+             for page in result["explorers"]]
+    ran = {f"{lang}-{name}" for lang, runs in report["chapters"].items() for name in runs}
+    expected = {f"{key}-0.html" for key in ran if key.split("-", 1)[1] in CHAPTERS}
+    assert {Path(p).name for p in pages} >= expected, "an explorer did not display"
+    with serve(WORK / "explorers") as url:
+        for page in sorted(pages):
+            lang, chapter = Path(page).stem.split("-")[:2]
+            kind, _, make = CHAPTERS[chapter]
+            visit = Visit(browser, url, Path(page).name)
+            try:
+                root = visit.page.locator(".tc-explorer").first
+                root.wait_for(state="attached", timeout=20000)
+                assert root.get_attribute("data-kind") == kind and root.get_attribute(
+                    "lang") == lang
+                tc.set_language(lang)
+                drive(Driver(visit, make(), root, lang=lang), kind)
+                assert visit.blocked == [] and visit.real_errors == [], (visit.blocked,
+                                                                         visit.real_errors)
+            finally:
+                visit.close()

@@ -61,15 +61,6 @@ def slider_beta(position, steps=600, low=1e-3, high=1000.0):
                     / (steps - 1))
 
 
-@pytest.fixture
-def plain_texts(monkeypatch):
-    """Catalogs aside: these tests compare numbers, whatever the catalogs hold."""
-    monkeypatch.setattr(widgets, "_", lambda message: message)
-    monkeypatch.setattr(widgets, "ngettext", lambda one, many, n: one if n == 1 else many)
-    yield
-    tc.set_language("en")
-
-
 class Driver:
     """Operates one explorer on a page and checks its data-state after every change."""
 
