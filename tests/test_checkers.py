@@ -392,7 +392,7 @@ def test_junk_messages_say_what_was_returned():
     assert "meta device" in check.softmax(lambda s: s.to("meta")).message
     assert "expected real numbers" in check.softmax(lambda s: s.to(torch.complex64)).message
     empty = check.attention(lambda q, k, v: ())
-    assert "expected a tuple (output, weights), got tuple (len 0)" in empty.message
+    assert "expected a tuple (output, weights), got tuple of length 0" in empty.message
     assert "expected a whole number, got ∞" in check.offset(lambda *a: float("inf")).message
     assert "expected a whole number, got NaN" in check.offset(lambda *a: float("nan")).message
     assert "got str" in check.offset(lambda *a: "1").message

@@ -224,11 +224,12 @@ def attention_of(model: torch.nn.Module, tokenizer: object, text: str
         raise TypeError(f"tokenizer must be a Hugging Face tokenizer, got "
                         f"{type(tokenizer).__name__}")
     batch = tokenizer(text, return_tensors="pt")
+    where = next(model.parameters()).device  # a model on a GPU gets its inputs there
+    ids, mask = batch["input_ids"].to(where), batch["attention_mask"].to(where)
     with torch.no_grad():
         try:
-            out = model(batch["input_ids"], attention_mask=batch["attention_mask"],
-                        output_attentions=True)
+            out = model(ids, attention_mask=mask, output_attentions=True)
         except TypeError:  # the course's BertEncoder always returns its attentions
-            out = model(batch["input_ids"], attention_mask=batch["attention_mask"])
+            out = model(ids, attention_mask=mask)
     tokens = tokenizer.convert_ids_to_tokens(batch["input_ids"][0])
     return list(out.attentions), tokens
