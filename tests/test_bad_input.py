@@ -96,7 +96,7 @@ def test_layer_and_model_bad_inputs():
     with pytest.raises(TypeError, match="tgt must be an integer tensor"):
         model(torch.tensor([[1, 2]]), torch.tensor([[1.0]]))
     with pytest.raises(ValueError, match="pooling"):
-        tc.TransformerClassifier(10, 2, pooling="max")
+        tc.TransformerClassifier(10, 2, pooling="sum")
     clf = tc.TransformerClassifier(10, 2, d_model=8, num_heads=2, max_len=4)
     with pytest.raises(ValueError, match=r"attention_mask must have the shape of token_ids"):
         clf(torch.tensor([[1, 2, 3]]), attention_mask=torch.ones(1, 2))
@@ -361,7 +361,7 @@ def test_checkers_never_crash_on_junk_answers():
     offset = tc.check.offset(lambda *args: float("inf"))
     assert not offset and "expected a whole number, got ∞" in offset.message
     empty = tc.check.attention(lambda q, k, v: ())
-    assert not empty and "expected a tuple (output, weights), got tuple (len 0)" in empty.message
+    assert not empty and "expected a tuple (output, weights), got tuple of length 0" in empty.message
 
 
 def test_greedy_decode_checker_fails_an_answer_that_never_stops_or_never_pads():

@@ -280,7 +280,7 @@ def test_constructors(d_model, heads, d_ff, dropout, activation, norm_first, eps
 
 @fuzz(40)
 @given(widths, widths, widths, widths, maybe(st.floats(-1, 2)), flags, flags, widths,
-       maybe(st.integers(-3, 5)), maybe(st.sampled_from(["cls", "mean"])),
+       maybe(st.integers(-3, 5)), maybe(st.sampled_from(["cls", "mean", "max"])),
        maybe(st.sampled_from(["learned", "sinusoidal"])))
 def test_model_constructors(vocab, d_model, heads, d_ff, dropout, norm_first, tie, max_len,
                             pad_id, pooling, positional):
@@ -418,7 +418,7 @@ def test_transformer(src, tgt, norm_first, return_attention, data_):
 
 
 @fuzz(50)
-@given(token_ids(), st.sampled_from(["cls", "mean"]), st.data(), flags)
+@given(token_ids(), st.sampled_from(["cls", "mean", "max"]), st.data(), flags)
 def test_classifier_and_bert(ids, pooling, data_, flag):
     clf = built(tc.TransformerClassifier, 12, 3, d_model=D, num_heads=H, num_layers=1, d_ff=16,
                 max_len=5, pooling=pooling, dropout=0.0)

@@ -255,7 +255,7 @@ def test_greedy_decode_pads_after_eos():
     assert out.tolist() == [[2], [2]]
 
 
-@pytest.mark.parametrize("pooling", ["cls", "mean"])
+@pytest.mark.parametrize("pooling", ["cls", "mean", "max"])
 @pytest.mark.parametrize("positional", ["learned", "sinusoidal"])
 def test_classifier(pooling, positional):
     model = tc.TransformerClassifier(30, 3, d_model=16, num_heads=2, num_layers=2, d_ff=32,

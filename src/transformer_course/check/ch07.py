@@ -1,5 +1,230 @@
-"""Checkers of chapter 7's transfer exercises: a new idea applied somewhere new."""
+"""Checkers of chapter 7's transfer exercises: a new idea applied somewhere new.
+
+* :func:`rms_norm`: RMSNorm, LayerNorm without the centring and without the shift.
+* :func:`gated_feed_forward`: the SwiGLU variant of the position-wise feed-forward network.
+* :func:`encoder_layer_parameters`: how many parameters an encoder layer holds.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+import numbers
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+from ..i18n import gettext as _
+from ._core import (
+    CheckResult,
+    _call,
+    _CheckFailedError,
+    _compare,
+    _kind,
+    _num,
+    _run,
+    _shape,
+)
+
+__all__ = ["encoder_layer_parameters", "gated_feed_forward", "rms_norm"]
+
+
+def _matches(got: object, wrong: torch.Tensor, atol: float) -> bool:
+    """Whether the reader's answer equals a known wrong answer (quietly False if it cannot
+    even be read: the generic comparison will then say why)."""
+    if not isinstance(got, torch.Tensor) or got.shape != wrong.shape or got.is_complex():
+        return False
+    if got.device.type == "meta":
+        return False
+    got = got.detach().to("cpu", torch.float64)
+    return bool(torch.isfinite(got).all()) and bool((got - wrong).abs().max() <= atol)
+
+
+def _name_mistake(got: object, expected: torch.Tensor,
+                  mistakes: list[tuple[torch.Tensor, str]], what: str) -> None:
+    """Raise the message of the first known mistake that the answer reproduces (a mistake
+    that gives the right result on this input is no mistake here)."""
+    for wrong, message in mistakes:
+        if not torch.allclose(wrong, expected, atol=1e-4) and _matches(got, wrong, 1e-5):
+            raise _CheckFailedError(message.format(what=what))
+
+
+# --- RMSNorm ------------------------------------------------------------------------------------
+
+def _rms_reference(x: torch.Tensor, gamma: torch.Tensor, eps: float) -> torch.Tensor:
+    x = x.double()
+    return x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps) * gamma.double()
+
+
+def _explain_rms_norm(got: object, x: torch.Tensor, gamma: torch.Tensor, eps: float,
+                      what: str) -> None:
+    """Name the classic RMSNorm mistakes before the generic comparison."""
+    x64, g64 = x.double(), gamma.double()
+    other_dims = [x64 / torch.sqrt(x64.pow(2).mean(dim, keepdim=True) + eps) * g64
+                  for dim in range(x.dim() - 1)]
+    rms = x64.pow(2).mean(-1, keepdim=True)
+    centred = x64 - x64.mean(-1, keepdim=True)
+    wrong = [
+        (centred / torch.sqrt(centred.pow(2).mean(-1, keepdim=True) + eps) * g64,
+         _("on {what} the mean was subtracted first: that is LayerNorm; RMSNorm divides by "
+           "the root mean square and leaves the mean where it is")),
+        (x64 / (torch.sqrt(rms) + eps) * g64,
+         _("on {what} eps is added after the square root: RMSNorm divides by "
+           "sqrt(mean(x^2) + eps)")),
+        (x64 / torch.sqrt(rms + eps),
+         _("on {what} the result is not multiplied by gamma")),
+        *((wrong, _("on {what} the mean of the squares runs over the wrong dimension: each "
+                    "vector is normalised on its own, over its last dimension"))
+          for wrong in other_dims),
+        (x64 / torch.sqrt(x64.pow(2).sum(-1, keepdim=True) + eps) * g64,
+         _("on {what} the squares are summed, not averaged: divide by the root of their "
+           "mean")),
+    ]
+    _name_mistake(got, _rms_reference(x, gamma, eps), wrong, what)
+
+
+def rms_norm(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """Check ``fn(x, gamma, eps)`` -> ``gamma * x / sqrt(mean(x^2) + eps)`` over the last
+    dimension (RMSNorm: no mean subtracted, no shift added)."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(70)
+        d = 8
+        cases = (
+            (_("vectors around zero, gamma = 1"), torch.randn(2, 3, d, generator=g),
+             torch.ones(d), 1e-5),
+            (_("vectors far from zero (mean about {mean}), gamma = 1").format(mean=_num(5)),
+             torch.randn(2, 3, d, generator=g) * 2 + 5, torch.ones(d), 1e-5),
+            (_("a learned gamma"), torch.randn(4, d, generator=g) * 3 - 1,
+             torch.randn(d, generator=g), 1e-5),
+            (_("tiny vectors, where eps = {eps} matters").format(eps=_num(1e-2)),
+             torch.randn(3, d, generator=g) * 0.05, torch.ones(d), 1e-2),
+        )
+        for what, x, gamma, eps in cases:
+            got = _call(f, x.clone(), gamma.clone(), eps, what=what)
+            _explain_rms_norm(got, x, gamma, eps, what)
+            _compare(got, _rms_reference(x, gamma, eps), what=what, atol=1e-4)
+        return _("each vector divided by its root mean square, then scaled by gamma: no "
+                 "centring, no shift")
+    return _run("rms_norm", fn, body)
+
+
+# --- a gated feed-forward network -------------------------------------------------------------
+
+def gated_feed_forward(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """Check ``fn(x, w_gate, w_up, w_down)`` -> ``(silu(x W_gate^T) * (x W_up^T)) W_down^T``:
+    the SwiGLU feed-forward network, position by position, without biases."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(71)
+        for shape, d_ff in (((2, 5, 6), 16), ((1, 3, 4), 10)):
+            d_model = shape[-1]
+            x = torch.randn(*shape, generator=g)
+            w_gate = torch.randn(d_ff, d_model, generator=g) / math.sqrt(d_model)
+            w_up = torch.randn(d_ff, d_model, generator=g) / math.sqrt(d_model)
+            w_down = torch.randn(d_model, d_ff, generator=g) / math.sqrt(d_ff)
+            x64, wg, wu, wd = (t.double() for t in (x, w_gate, w_up, w_down))
+            gate, up = x64 @ wg.T, x64 @ wu.T  # (..., d_ff) each
+            expected = (F.silu(gate) * up) @ wd.T
+            what = _("x {shape} with d_ff = {d_ff}").format(shape=_shape(shape),
+                                                            d_ff=_num(d_ff))
+            got = _call(f, x.clone(), w_gate.clone(), w_up.clone(), w_down.clone(), what=what)
+            wrong = [
+                ((gate * F.silu(up)) @ wd.T,
+                 _("on {what} SiLU is applied to x W_up^T: the gate is the branch of w_gate")),
+                ((torch.sigmoid(gate) * up) @ wd.T,
+                 _("on {what} the gate uses a sigmoid: that is the original GLU; SwiGLU uses "
+                   "SiLU(z) = z * sigmoid(z)")),
+                ((torch.relu(gate) * up) @ wd.T,
+                 _("on {what} the gate uses a ReLU (that variant is called ReGLU); SwiGLU "
+                   "uses SiLU(z) = z * sigmoid(z)")),
+                (F.silu(gate) @ wd.T,
+                 _("on {what} there is no gating: multiply SiLU(x W_gate^T) entry by entry "
+                   "with x W_up^T before the last projection")),
+                ((F.silu(gate) + up) @ wd.T,
+                 _("on {what} the two branches are added: the gate multiplies them, entry by "
+                   "entry")),
+            ]
+            _name_mistake(got, expected, wrong, what)
+            _compare(got, expected, what=what, atol=1e-4)
+        return _("SiLU of the gate branch times the up branch, then projected back to d_model")
+    return _run("gated_feed_forward", fn, body)
+
+
+# --- counting parameters ------------------------------------------------------------------------
+
+def _whole_number(got: object, *, what: str) -> int:
+    """A whole number from an int, a float or a one-element tensor; a message otherwise."""
+    value = got
+    if isinstance(got, torch.Tensor) and got.numel() == 1 and got.device.type != "meta" \
+            and not got.is_complex():
+        value = got.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise _CheckFailedError(_("on {what} expected a whole number, got {kind}")
+                                .format(what=what, kind=_kind(got)))
+    number = float(value)
+    if not math.isfinite(number):
+        raise _CheckFailedError(_("on {what} expected a whole number, got {value}")
+                                .format(what=what, value=_num(number)))
+    if abs(number - round(number)) > 1e-6:
+        raise _CheckFailedError(_("on {what} got {value}, which is not a whole number: a "
+                                  "count of parameters is an integer")
+                                .format(what=what, value=_num(number)))
+    return round(number)
+
+
+def _layer_count(d_model: int, num_heads: int, d_ff: int) -> int:
+    """The parameters of the package's encoder layer, counted without allocating them."""
+    from ..layers import EncoderLayer
+
+    with torch.device("meta"):
+        layer = EncoderLayer(d_model, num_heads, d_ff)
+    return sum(p.numel() for p in layer.parameters())
+
+
+def _explain_count(got: int, d: int, h: int, d_ff: int, what: str) -> None:
+    """Name the classic counting mistakes."""
+    right = _layer_count(d, h, d_ff)
+    attention_biases, ffn_biases, norms = 4 * d, d_ff + d, 4 * d
+    mistakes = [
+        (right - norms, _("on {what} got {got}, expected {expected}: the two LayerNorms "
+                          "are missing (a gamma and a beta of {d} entries each)")),
+        (right - attention_biases - ffn_biases,
+         _("on {what} got {got}, expected {expected}: the biases of the linear layers are "
+           "missing")),
+        (right - attention_biases - ffn_biases - norms,
+         _("on {what} got {got}, expected {expected}: the biases and the two LayerNorms are "
+           "missing")),
+        (right - (d * d + d), _("on {what} got {got}, expected {expected}: the output "
+                                "projection W_o of the attention is missing")),
+        (right + (h - 1) * 4 * (d * d + d),
+         _("on {what} got {got}, expected {expected}: the attention is counted once per "
+           "head, but the {h} heads share the d_model x d_model projections, each head "
+           "using a slice of d_model / h columns")),
+        (right - (d * d_ff + d_ff) - (d_ff * d + d),
+         _("on {what} got {got}, expected {expected}: the feed-forward network is missing")),
+    ]
+    for value, message in mistakes:
+        if value != right and got == value:
+            raise _CheckFailedError(message.format(what=what, got=_num(got),
+                                                   expected=_num(right), d=_num(d), h=_num(h)))
+
+
+def encoder_layer_parameters(fn: Callable[[int, int, int], int]) -> CheckResult:
+    """Check ``fn(d_model, num_heads, d_ff)`` -> the number of trainable parameters of one
+    encoder layer: the four attention projections and the two linear layers of the
+    feed-forward network (weights and biases), and the two LayerNorms (gamma and beta)."""
+    def body(f: Callable) -> str:
+        cases = ((64, 4, 128), (512, 8, 2048), (512, 1, 2048), (768, 12, 3072), (6, 3, 10))
+        for d, h, d_ff in cases:
+            what = _("d_model = {d}, {h} heads, d_ff = {d_ff}").format(
+                d=_num(d), h=_num(h), d_ff=_num(d_ff))
+            got = _whole_number(_call(f, d, h, d_ff, what=what), what=what)
+            _explain_count(got, d, h, d_ff, what)
+            expected = _layer_count(d, h, d_ff)
+            if got != expected:
+                raise _CheckFailedError(_("on {what} got {got}, expected {expected} (off by "
+                                          "{error})").format(what=what, got=_num(got),
+                                                             expected=_num(expected),
+                                                             error=_num(got - expected)))
+        return _("4 (d^2 + d) for attention, 2 d d_ff + d_ff + d for the feed-forward "
+                 "network, 4 d for the LayerNorms; the number of heads changes nothing")
+    return _run("encoder_layer_parameters", fn, body)

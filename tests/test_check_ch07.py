@@ -1,0 +1,162 @@
+"""Chapter 7's transfer checkers: the right answer passes, plausible wrong answers fail
+saying why, junk answers fail without crashing."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import transformer_course as tc
+from transformer_course import check
+
+# --- right answers (as in the chapter's solutions) --------------------------------------------
+
+
+def rms_norm(x, gamma, eps):
+    return gamma * x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+
+
+def gated_feed_forward(x, w_gate, w_up, w_down):
+    return (F.silu(x @ w_gate.T) * (x @ w_up.T)) @ w_down.T
+
+
+def encoder_layer_parameters(d_model, num_heads, d_ff):
+    attention = 4 * (d_model * d_model + d_model)  # W_q, W_k, W_v, W_o with their biases
+    ffn = d_model * d_ff + d_ff + d_ff * d_model + d_model
+    return attention + ffn + 4 * d_model  # two LayerNorms: gamma and beta each
+
+
+CASES = {
+    "rms_norm": (rms_norm, [
+        (lambda x, g, eps: F.layer_norm(x, x.shape[-1:], g, None, eps), ["LayerNorm", "mean"]),
+        (lambda x, g, eps: g * x / (x.pow(2).mean(-1, keepdim=True).sqrt() + eps),
+         ["eps", "after the square root"]),
+        (lambda x, g, eps: x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps),
+         ["not multiplied by gamma"]),
+        (lambda x, g, eps: g * x / torch.sqrt(x.pow(2).mean(0, keepdim=True) + eps),
+         ["wrong dimension"]),
+        (lambda x, g, eps: g * x / torch.sqrt(x.pow(2).sum(-1, keepdim=True) + eps),
+         ["summed, not averaged"]),
+        (lambda x, g, eps: g * x / x.std(-1, keepdim=True), ["off by"]),
+    ]),
+    "gated_feed_forward": (gated_feed_forward, [
+        (lambda x, wg, wu, wd: (F.silu(x @ wu.T) * (x @ wg.T)) @ wd.T, ["W_up", "gate"]),
+        (lambda x, wg, wu, wd: (torch.sigmoid(x @ wg.T) * (x @ wu.T)) @ wd.T,
+         ["sigmoid", "GLU"]),
+        (lambda x, wg, wu, wd: (F.relu(x @ wg.T) * (x @ wu.T)) @ wd.T, ["ReLU", "ReGLU"]),
+        (lambda x, wg, wu, wd: F.silu(x @ wg.T) @ wd.T, ["no gating"]),
+        (lambda x, wg, wu, wd: (F.silu(x @ wg.T) + x @ wu.T) @ wd.T, ["added"]),
+        (lambda x, wg, wu, wd: (F.gelu(x @ wg.T) * (x @ wu.T)) @ wd.T, ["off by"]),
+        (lambda x, wg, wu, wd: (F.silu(x @ wg.T) * (x @ wu.T)) @ wd, ["shape"]),
+    ]),
+    "encoder_layer_parameters": (encoder_layer_parameters, [
+        (lambda d, h, f: encoder_layer_parameters(d, h, f) - 4 * d, ["LayerNorms are missing"]),
+        (lambda d, h, f: 4 * d * d + 2 * d * f + 4 * d, ["biases", "missing"]),
+        (lambda d, h, f: 4 * d * d + 2 * d * f, ["biases and the two LayerNorms"]),
+        (lambda d, h, f: encoder_layer_parameters(d, h, f) + (h - 1) * 4 * (d * d + d),
+         ["once per head", "share"]),
+        (lambda d, h, f: encoder_layer_parameters(d, h, f) - d * d - d, ["W_o"]),
+        (lambda d, h, f: 4 * (d * d + d) + 4 * d, ["feed-forward network is missing"]),
+        (lambda d, h, f: encoder_layer_parameters(d, h, f) + 1, ["off by 1"]),
+        (lambda d, h, f: encoder_layer_parameters(d, h, f) + 0.5, ["not a whole number"]),
+    ]),
+}
+
+JUNK = [
+    None,
+    (),
+    [],
+    float("inf"),
+    float("nan"),
+    "a string",
+    (i for i in range(3)),
+    torch.empty(2, 2, device="meta"),
+    torch.zeros(2, 2, dtype=torch.complex64),
+    torch.tensor(float("nan")),
+]
+
+
+def test_every_checker_is_tested():
+    assert set(CASES) == set(check.ch07.__all__)
+    assert all(name in check.__all__ for name in CASES)
+
+
+def test_the_counting_formula_matches_the_package():
+    for d, h, f in ((8, 2, 16), (64, 4, 128), (512, 8, 2048)):
+        layer = tc.EncoderLayer(d, h, f)
+        assert encoder_layer_parameters(d, h, f) == sum(p.numel() for p in layer.parameters())
+    assert encoder_layer_parameters(512, 8, 2048) == 3_152_384  # the paper's base layer
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_right_answer_passes(name):
+    right, _ = CASES[name]
+    result = getattr(check, name)(right)
+    assert result, result
+    assert repr(result).startswith(f"✓ {name}: ")
+    result.raise_if_failed()
+
+
+def test_integral_answers_of_any_kind_pass_the_count():
+    for convert in (int, float, torch.tensor, lambda v: torch.tensor([v])):
+        assert check.encoder_layer_parameters(
+            lambda d, h, f, c=convert: c(encoder_layer_parameters(d, h, f)))
+
+
+def test_float64_answers_pass():
+    assert check.rms_norm(lambda x, g, eps: rms_norm(x.double(), g.double(), eps))
+    assert check.gated_feed_forward(
+        lambda x, wg, wu, wd: gated_feed_forward(x.double(), wg.double(), wu.double(),
+                                                 wd.double()))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_wrong_answers_fail_and_say_why(name):
+    _, wrong = CASES[name]
+    assert len(wrong) >= 2
+    for answer, words in wrong:
+        result = getattr(check, name)(answer)
+        assert not result, (name, words)
+        for word in words:
+            assert word in result.message, (name, word, result.message)
+        with pytest.raises(AssertionError, match=f"✗ {name}"):
+            result.raise_if_failed()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_junk_answers_fail_without_crashing(name):
+    checker = getattr(check, name)
+    for junk in JUNK:
+        result = checker(lambda *args, junk=junk: junk)
+        assert isinstance(result, check.CheckResult) and not result, (name, junk)
+        assert result.message and "could not be checked" not in result.message, result.message
+    raised = checker(lambda *args: 1 / 0)
+    assert not raised and "raised ZeroDivisionError: division by zero" in raised.message
+    todo = checker(lambda *args: (_ for _ in ()).throw(NotImplementedError("your code here")))
+    assert not todo and "NotImplementedError" in todo.message
+    assert not checker("not a function") and "expected a function" in checker(3).message
+
+
+def test_nan_inside_an_answer_is_reported():
+    result = check.rms_norm(lambda x, g, eps: rms_norm(x, g, eps) * float("nan"))
+    assert not result and "not finite" in result.message
+    result = check.gated_feed_forward(lambda x, *w: torch.full_like(x, float("inf")))
+    assert not result and "not finite" in result.message
+
+
+def test_messages_are_localised():
+    tc.set_language("fr")
+    try:
+        result = check.encoder_layer_parameters(lambda d, h, f: encoder_layer_parameters(d, h, f)
+                                                + 1)
+    finally:
+        tc.set_language("en")
+    assert not result and "33 472" in result.message.replace("\u202f", " ").replace("\xa0", " ")
+
+
+def test_checkers_leave_the_random_state_alone():
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    for name, (right, _) in CASES.items():
+        getattr(check, name)(right)
+    assert torch.equal(torch.rand(3), expected)
