@@ -361,7 +361,8 @@ def test_checkers_never_crash_on_junk_answers():
     offset = tc.check.offset(lambda *args: float("inf"))
     assert not offset and "expected a whole number, got ∞" in offset.message
     empty = tc.check.attention(lambda q, k, v: ())
-    assert not empty and "expected a tuple (output, weights), got tuple of length 0" in empty.message
+    assert not empty
+    assert "expected a tuple (output, weights), got tuple of length 0" in empty.message
 
 
 def test_greedy_decode_checker_fails_an_answer_that_never_stops_or_never_pads():
