@@ -49,7 +49,7 @@ catalogs: setup
 	$(VENV)/bin/pybabel extract --no-location --sort-output -F babel.cfg --project=transformer-course \
 	    --copyright-holder="The Attention & Transformers course" -k N_ -k ngettext:1,2 \
 	    -o $(LOCALE)/transformer_course.pot src/transformer_course
-	$(VENV)/bin/pybabel update --no-location --no-fuzzy-matching --ignore-obsolete \
+	$(VENV)/bin/pybabel update --no-fuzzy-matching --ignore-obsolete \
 	    -i $(LOCALE)/transformer_course.pot -d $(LOCALE) -D transformer_course
 	$(VENV)/bin/pybabel compile --statistics -d $(LOCALE) -D transformer_course
 
