@@ -66,3 +66,8 @@ def test_decimal_numbers_use_a_comma(site, lang):
                  if not re.search(r"(?i)(python|torch|version|ipywidgets|v)\s*$",
                                   text[max(0, m.start() - 12):m.start()])]
         assert found == [], f"{lang}/{page}: decimal points in the prose: {found[:5]}"
+
+
+def test_french_spacing_replaces_a_line_break_before_the_mark():
+    assert french_spacing("une question\n: la suite") == f"une question{NBSP}: la suite"
+    assert french_spacing("vraiment\n?") == f"vraiment{NARROW}?"

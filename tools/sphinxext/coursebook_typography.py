@@ -74,16 +74,16 @@ def french_spacing(text: str, before: str = "") -> str:
     """French no-break spaces in one piece of prose; ``before`` is the text just before it
     (the end of the previous text node), so that ``**Note**: x`` gets its space too."""
     # A space before ; ! ? becomes narrow and unbreakable; a glued one is added.
-    text = re.sub(r"[ \u00a0]+([;!?])", NARROW_NBSP + r"\1", text)
+    text = re.sub(r"[ \t\n\u00a0\u202f]+([;!?])", NARROW_NBSP + r"\1", text)
     text = re.sub(r"(?<=[\w»)\]*])([;!?]+)(?=\s|$)", NARROW_NBSP + r"\1", text)
     # Before a colon that ends a clause (not 10:30, not https://): a no-break space.
-    text = re.sub(r"[ \u202f]+:(?=\s|$)", NBSP + ":", text)
+    text = re.sub(r"[ \t\n\u00a0\u202f]+:(?=\s|$)", NBSP + ":", text)
     text = re.sub(r"(?<=[\w»)\]*]):(?=\s|$)", NBSP + ":", text)
     if text[:1] and text[:1] in ";!?:" and before[-1:] and not before[-1:].isspace():
         text = (NARROW_NBSP if text[0] != ":" else NBSP) + text
     # Inside guillemets.
-    text = re.sub(r"«[ \u00a0\u202f]*", "«" + NBSP, text)
-    text = re.sub(r"[ \u00a0\u202f]*»", NBSP + "»", text)
+    text = re.sub(r"«[ \t\n\u00a0\u202f]*", "«" + NBSP, text)
+    text = re.sub(r"[ \t\n\u00a0\u202f]*»", NBSP + "»", text)
     # One quotation style: “…” becomes « … ».
     text = re.sub(r"“\s*([^“”]*?)\s*”", "«" + NBSP + r"\1" + NBSP + "»", text)
     return text
