@@ -161,8 +161,14 @@ def english_words(extracted, lang):
     return words - used
 
 
+# Code names that reach a verdict through its placeholders: Python types and the names of
+# what an exercise returns, e.g. "(output, weights)". They stay as they are in every language.
+CODE_NAMES = frozenset({"tuple", "list", "dict", "none", "output", "weights"})
+
+
 def english_in(text, words):
-    return sorted({w for w in re.findall(r"[^\W\d_]+", text.lower()) if w in words})
+    return sorted({w for w in re.findall(r"[^\W\d_]+", text.lower())
+                   if w in words and w not in CODE_NAMES})
 
 
 def figure_texts(fig):
