@@ -46,10 +46,11 @@ colab-check: setup browser
 # The message catalogs of the package (gettext, managed with Babel): extract the messages
 # from the source, merge them into the fr and it catalogs, compile to check them.
 catalogs: setup
-	$(VENV)/bin/pybabel extract --no-location --sort-output -F babel.cfg --project=transformer-course \
+	$(VENV)/bin/pybabel extract --no-location --sort-output --width=100 -F babel.cfg \
+	    --project=transformer-course \
 	    --copyright-holder="The Attention & Transformers course" -k N_ -k ngettext:1,2 \
 	    -o $(LOCALE)/transformer_course.pot src/transformer_course
-	$(VENV)/bin/pybabel update --no-fuzzy-matching --ignore-obsolete \
+	$(VENV)/bin/pybabel update --no-fuzzy-matching --ignore-obsolete --width=100 \
 	    -i $(LOCALE)/transformer_course.pot -d $(LOCALE) -D transformer_course
 	$(VENV)/bin/pybabel compile --statistics -d $(LOCALE) -D transformer_course
 
