@@ -1,5 +1,9 @@
 """The benchmark script runs (tiny sizes here; timings are the script's job, not the tests')."""
 
+import ast
+import json
+from pathlib import Path
+
 import torch
 
 import transformer_course as tc
@@ -41,3 +45,17 @@ def test_cli_help(capsys):
     except SystemExit as stop:
         assert stop.code == 0
     assert "attention" in capsys.readouterr().out
+
+
+def test_generate_benchmark_uses_chapter_10s_model():
+    """`bench generate` measures the model that chapter 10 trains, in every language."""
+    root = Path(__file__).resolve().parent.parent
+    for lang in ("en", "fr", "it"):
+        cells = json.loads((root / "book" / lang / "10_language_models.ipynb").read_text())["cells"]
+        sources = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+        lines = [line for source in sources for line in source.splitlines()
+                 if line.startswith("LM_CONFIG = ")]
+        assert len(lines) == 1, f"{lang}: {lines}"
+        call = ast.parse(lines[0].split("#")[0]).body[0].value
+        config = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+        assert config == bench.LM_CONFIG, f"{lang}: {config} != {bench.LM_CONFIG}"

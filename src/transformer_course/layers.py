@@ -57,11 +57,27 @@ def _check_layer_options(activation: str, norm_first: bool, eps: float, bias: bo
     check_flag("bias", bias)
 
 
+def _first_parameter(module: nn.Module) -> torch.Tensor | None:
+    """A parameter of ``module`` (its own first, then its children's, breadth first).
+
+    ``next(module.parameters())`` would do, but it walks the whole module tree through
+    generators: at every step of a cached generation that walk cost more than the attention.
+    """
+    pending = [module]
+    while pending:
+        current = pending.pop(0)
+        for parameter in current._parameters.values():
+            if parameter is not None:
+                return parameter
+        pending.extend(current._modules.values())
+    return None
+
+
 def _check_states(name: str, x: object, module: nn.Module, d_model: int) -> torch.Tensor:
     """Check a ``(B, L, d_model)`` input of a layer: rank, kind, width, dtype and device."""
     check_tensor(name, x, ndim=3, floating=True)
     check_width(name, x, d_model, layout="(B, L, {width})")
-    check_like(name, x, next(module.parameters(), None), owner=type(module).__name__)
+    check_like(name, x, _first_parameter(module), owner=type(module).__name__)
     return x
 
 
