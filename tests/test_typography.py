@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools" / "sphinxext"))
 
-from coursebook_typography import french_spacing  # noqa: E402
+from coursebook_typography import FrenchSpacing, french_spacing  # noqa: E402
 
 from pages import prose  # noqa: E402
 
@@ -62,7 +62,7 @@ def test_decimal_numbers_use_a_comma(site, lang):
         # 0.5 or 3.14 in prose (section numbers such as 7.5 have one digit after the dot;
         # software versions such as Python 3.11 are not decimal numbers)
         found = [m.group() for m in re.finditer(
-                     r"(?<![\w.§])(?:0\.\d+|\d+\.\d{2,})(?![\w.])", text)
+                     r"(?<![\w.§/])(?:0\.\d+|\d+\.\d{2,})(?![\w.])", text)
                  if not re.search(r"(?i)(python|torch|version|ipywidgets|v)\s*$",
                                   text[max(0, m.start() - 12):m.start()])]
         assert found == [], f"{lang}/{page}: decimal points in the prose: {found[:5]}"
@@ -71,3 +71,25 @@ def test_decimal_numbers_use_a_comma(site, lang):
 def test_french_spacing_replaces_a_line_break_before_the_mark():
     assert french_spacing("une question\n: la suite") == f"une question{NBSP}: la suite"
     assert french_spacing("vraiment\n?") == f"vraiment{NARROW}?"
+
+
+def test_french_spacing_across_a_soft_line_break_node():
+    """MyST gives a soft line break its own Text node: "question", "\\n", ": la suite"."""
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+
+    document = new_document("page", get_default_settings(Parser))
+    paragraph = nodes.paragraph()
+    for piece in ["une question", "\n", ": la suite et des réels", "\n", "; puis", " 10:30"]:
+        paragraph += nodes.Text(piece)
+    document += paragraph
+
+    class French(FrenchSpacing):
+        config = type("Config", (), {"language": "fr"})()
+
+    transform = French.__new__(French)
+    transform.document = document
+    transform.apply()
+    assert paragraph.astext() == (f"une question{NBSP}: la suite et des réels{NARROW}; puis 10:30")

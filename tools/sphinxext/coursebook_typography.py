@@ -49,9 +49,13 @@ def prose_text(document: nodes.document) -> Iterator[nodes.Text]:
             yield text
 
 
-def _replace(text: nodes.Text, new: str) -> None:
-    if new != text.astext():
-        text.parent.replace(text, nodes.Text(new))
+def _replace(text: nodes.Text, new: str) -> nodes.Text:
+    """Put ``new`` in place of ``text``; return the node now in the tree."""
+    if new == text.astext():
+        return text
+    node = nodes.Text(new)
+    text.parent.replace(text, node)
+    return node
 
 
 # An ASCII apostrophe after a letter (l'encodeur, dell'encoder, po').
@@ -89,6 +93,10 @@ def french_spacing(text: str, before: str = "") -> str:
     return text
 
 
+# A text that starts with a mark needing a space before it (a colon only when it ends a clause).
+_MARK_FIRST = re.compile(r"[;!?]|:(?=\s|$)")
+
+
 class FrenchSpacing(SphinxTransform):
     """French no-break spaces and guillemets, after smart quotes ran."""
 
@@ -98,9 +106,17 @@ class FrenchSpacing(SphinxTransform):
         if self.config.language != "fr":
             return
         before = ""
+        previous: nodes.Text | None = None
         for text in list(prose_text(self.document)):
             original = text.astext()
-            _replace(text, french_spacing(original, before))
+            if previous is not None and _MARK_FIRST.match(original) \
+                    and previous.astext()[-1:].isspace():
+                # A soft line break is a Text node of its own ("question", "\n", ": la
+                # suite"): the break before the mark becomes the no-break space.
+                kept = previous.astext().rstrip()
+                previous = _replace(previous, kept)
+                before = kept or before.rstrip() or "x"
+            previous = _replace(text, french_spacing(original, before))
             before = original or before
 
 
