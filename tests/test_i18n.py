@@ -127,7 +127,8 @@ def test_numbers_follow_the_language():
         assert tc.format_percent(0.999) == percent
         assert tc.format_number(torch.tensor(0.25), 2) == quarter
     tc.set_language("en")
-    assert tc.format_number(1.5e-7) == "1.5E-07" and tc.format_number(2 / 3) == "0.666667"
+    assert tc.format_number(1.5e-7) == "1.5\u00a0×\u00a010⁻⁷"
+    assert tc.format_number(2 / 3) == "0.666667"
     with pytest.raises(TypeError, match="value must be a real number, got str"):
         tc.format_number("1")
     with pytest.raises(ValueError, match="decimals must be an int >= 0"):

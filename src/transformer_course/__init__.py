@@ -17,6 +17,7 @@ from typing import Any
 
 from .bert import BertEncoder, BertEncoderOutput, from_huggingface
 from .cache import KVCache, LayerCache
+from .claims import ClaimError, claim
 from .functional import (
     attention,
     causal_mask,
@@ -26,7 +27,14 @@ from .functional import (
     soft_argmax,
     split_heads,
 )
-from .i18n import format_integer, format_number, format_percent, get_language, set_language
+from .i18n import (
+    format_integer,
+    format_number,
+    format_percent,
+    format_tensor,
+    get_language,
+    set_language,
+)
 from .interop import from_torch
 from .layers import (
     Decoder,
@@ -55,6 +63,7 @@ _SUBMODULES = (
 __all__ = [
     "BertEncoder",
     "BertEncoderOutput",
+    "ClaimError",
     "Decoder",
     "DecoderAttention",
     "DecoderLayer",
@@ -72,10 +81,12 @@ __all__ = [
     "TransformerClassifier",
     "attention",
     "causal_mask",
+    "claim",
     "device",
     "format_integer",
     "format_number",
     "format_percent",
+    "format_tensor",
     "from_huggingface",
     "from_torch",
     "get_language",

@@ -35,6 +35,7 @@ __all__ = [
     "format_integer",
     "format_number",
     "format_percent",
+    "format_tensor",
     "get_language",
     "gettext",
     "localise_matplotlib",
@@ -163,8 +164,9 @@ def format_number(value: float, decimals: int | None = None, *,
         significant: the significant digits kept when ``decimals`` is None.
 
     Returns:
-        ``"0.5"`` / ``"0,5"``, ``"11,720,448"`` / ``"11 720 448"``, ``"1.5E-07"`` for tiny
-        numbers, ``"∞"`` and ``"NaN"`` as Babel writes them.
+        ``"0.5"`` / ``"0,5"``, ``"11,720,448"`` / ``"11 720 448"``; tiny and huge numbers
+        as a power of ten, ``"1.5 × 10⁻⁷"`` / ``"1,5 · 10⁻⁷"`` (never E-notation);
+        ``"∞"`` and ``"NaN"`` as Babel writes them.
     """
     from babel import numbers as babel_numbers
 
@@ -175,18 +177,31 @@ def format_number(value: float, decimals: int | None = None, *,
     if math.isnan(number) or math.isinf(number):
         return babel_numbers.format_decimal(number, locale=_locale())
     if abs(number) >= _HUGE:
-        pattern = "0." + "#" * (significant - 1) + "E00"
-        return babel_numbers.format_scientific(number, format=pattern, locale=_locale())
+        return _scientific(number, significant)
     if decimals is not None:
         pattern = "#,##0" + ("." + "0" * decimals if decimals else "")
         return babel_numbers.format_decimal(number, format=pattern, locale=_locale(),
                                             decimal_quantization=True)
     magnitude = abs(number)
     if magnitude and (magnitude < 1e-4 or magnitude >= 10.0 ** (significant + 3)):
-        pattern = "0." + "#" * (significant - 1) + "E00"
-        return babel_numbers.format_scientific(number, format=pattern, locale=_locale())
+        return _scientific(number, significant)
     rounded = float(f"{number:.{significant}g}")
     return babel_numbers.format_decimal(rounded, format="#,##0.##########", locale=_locale())
+
+
+_SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def _scientific(number: float, significant: int) -> str:
+    """``mantissa × 10ⁿ`` as a reader writes it: ``4.54 × 10⁻¹⁹`` in English, ``4,54 · 10⁻¹⁹``
+    in French and Italian (no-break spaces around the sign), never ``4.54E-19``."""
+    from babel import numbers as babel_numbers
+
+    mantissa_text, exponent_text = f"{number:.{max(significant - 1, 0)}e}".split("e")
+    mantissa, exponent = float(mantissa_text), int(exponent_text)
+    digits = babel_numbers.format_decimal(mantissa, format="0.##########", locale=_locale())
+    sign = "×" if get_language() == "en" else "·"
+    return f"{digits}\u00a0{sign}\u00a010{str(exponent).translate(_SUPERSCRIPTS)}"
 
 
 def format_integer(value: int) -> str:
@@ -212,3 +227,73 @@ def format_percent(fraction: float, decimals: int = 1) -> str:
         "#,##0", "#,##" + digits, 1)
     return babel_numbers.format_percent(number, format=pattern, locale=locale,
                                         decimal_quantization=True)
+
+
+def format_tensor(values: object, decimals: int = 2) -> str:
+    """A tensor as a reader of the current language reads it, for the chapters' prints.
+
+    Nested brackets as NumPy prints them, columns aligned, every number with exactly
+    ``decimals`` digits after the decimal separator of the language (``0,79`` in French and
+    Italian) and no thousands separator, so that a row never reads ambiguously. Integer
+    tensors are written without decimals; booleans as ``True`` and ``False``, as Python
+    writes them.
+
+        >>> import torch, transformer_course as tc
+        >>> tc.set_language("fr")
+        >>> print(tc.format_tensor(torch.tensor([[0.785, 0.0], [0.1, -1.0]])))
+        [[ 0,79  0,00]
+         [ 0,10 -1,00]]
+
+    Args:
+        values: a tensor (or anything ``torch.as_tensor`` takes), on any device.
+        decimals: digits after the decimal separator of floating-point entries, >= 0.
+
+    Returns:
+        The text, without a trailing newline.
+    """
+    import torch
+
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
+        raise ValueError(f"decimals must be an int >= 0, got {decimals!r}")
+    if not isinstance(values, torch.Tensor):
+        try:
+            values = torch.as_tensor(values)
+        except (TypeError, ValueError, RuntimeError) as err:
+            raise TypeError(f"values must be a tensor or a nested list of numbers, got "
+                            f"{type(values).__name__}") from err
+    if values.device.type == "meta":
+        raise ValueError("values is a tensor on the meta device, which holds no values")
+    if values.is_complex():
+        raise TypeError(f"values must hold real numbers, got dtype {values.dtype}")
+    flat = values.detach().to("cpu").reshape(-1).tolist()
+    if values.dtype == torch.bool:
+        cells = [str(bool(v)) for v in flat]
+    elif values.is_floating_point():
+        from babel import numbers as babel_numbers
+
+        pattern = "0" + ("." + "0" * decimals if decimals else "")
+        locale = _locale()
+        cells = [babel_numbers.format_decimal(v, format=pattern, locale=locale,
+                                              decimal_quantization=True)
+                 if math.isfinite(v) else format_number(v) for v in flat]
+        zero = babel_numbers.format_decimal(0.0, format=pattern, locale=locale)
+        cells = [zero if c.lstrip("-−") == zero else c for c in cells]  # no "-0,00"
+    else:
+        cells = [str(int(v)) for v in flat]
+    if values.dim() == 0:
+        return cells[0]
+    width = max((len(c) for c in cells), default=0)
+    cells = [c.rjust(width) for c in cells]
+    return _nest(cells, list(values.shape), 1)
+
+
+def _nest(cells: list[str], shape: list[int], depth: int) -> str:
+    """NumPy's layout: ``[a b]`` for a row, rows under each other, blank lines between
+    blocks of three dimensions and more."""
+    if len(shape) == 1:
+        return "[" + " ".join(cells) + "]"
+    size = len(cells) // shape[0] if shape[0] else 0
+    parts = [_nest(cells[i * size:(i + 1) * size], shape[1:], depth + 1)
+             for i in range(shape[0])]
+    separator = "\n" * (len(shape) - 1) + " " * depth
+    return "[" + separator.join(parts) + "]"

@@ -86,17 +86,23 @@ class LanguageModel(nn.Module):
         """An empty :class:`~transformer_course.KVCache` for :meth:`forward`."""
         return KVCache(self.num_layers)
 
-    def forward(self, ids: torch.Tensor, *, cache: KVCache | None = None) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, *, cache: KVCache | None = None,
+                return_attention: bool = False
+                ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
         """Next-token logits.
 
         Args:
             ids: ``(B, L)`` token ids. With a ``cache``, the new positions only: they
                 continue the ``cache.length`` positions the cache already holds.
             cache: keys and values of the earlier positions, updated in place.
+            return_attention: also return every layer's attention weights.
 
         Returns:
-            ``(B, L, vocab_size)`` logits.
+            ``(B, L, vocab_size)`` logits; with ``return_attention``, ``(logits, maps)``
+            where ``maps`` holds one ``(B, H, L, L_past + L)`` tensor per layer (layer 1
+            first): row ``i`` is what position ``L_past + i`` attends to.
         """
+        check_flag("return_attention", return_attention)
         ids = check_ids("ids", ids)
         check_id_range("ids", ids, self.vocab_size)
         past = 0
@@ -116,6 +122,9 @@ class LanguageModel(nn.Module):
         x = self.dropout(self.embed(ids) + self.position(positions))  # (B, L, d_model)
         # One new position may see everything before it: no mask needed then.
         mask = causal_mask(length, past=past, device=ids.device) if length > 1 else None
+        if return_attention:
+            x, maps = self.blocks(x, mask=mask, cache=cache, return_attention=True)
+            return self.head(x), maps  # (B, L, vocab_size), [(B, H, L, L_past + L)] * layers
         x = self.blocks(x, mask=mask, cache=cache)  # (B, L, d_model)
         return self.head(x)  # (B, L, vocab_size)
 
