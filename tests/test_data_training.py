@@ -178,3 +178,31 @@ def test_load_labelled_sentences_bad_input(tmp_path):
     other.write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="neither a zip archive nor a .txt file"):
         data.load_labelled_sentences(other)
+
+
+def test_a_static_page_gets_one_summary_line_instead_of_a_bar(monkeypatch, capsys):
+    """The book build: a live bar's redraws would each leave a line on the page."""
+    from transformer_course.utils import STATIC_ENV
+
+    model = torch.nn.Linear(3, 1)
+    batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(25)]
+
+    def loss_fn(m, batch):
+        return ((m(batch[0]) - batch[1]) ** 2).mean()
+
+    monkeypatch.setenv(STATIC_ENV, "1")
+    tc.set_language("fr")
+    try:
+        training.fit(model, batches, loss_fn, device="cpu", desc="essai",
+                     evaluate=lambda m: 0.5, eval_every=10)
+    finally:
+        tc.set_language("en")
+    out = capsys.readouterr()
+    lines = [line for line in (out.out + out.err).splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("essai : 25 pas en ") and " s sur cpu, perte " in lines[0]
+    assert lines[0].endswith("métrique 0,500"), lines[0]
+    monkeypatch.delenv(STATIC_ENV)
+    training.fit(model, batches, loss_fn, device="cpu", desc="live")
+    out = capsys.readouterr()
+    assert "live:" in out.out + out.err and "steps in" not in out.out  # the live bar

@@ -14,6 +14,7 @@ import torch
 
 import transformer_course as tc
 from transformer_course import i18n, widgets
+from transformer_course.utils import STATIC_ENV
 
 LIMIT = 150_000  # bytes of HTML per explorer
 
@@ -331,7 +332,7 @@ def test_save_writes_a_standalone_page(tmp_path, english):
 
 def test_sentence_box_rebuilds_the_explorer(monkeypatch, english):
     pytest.importorskip("ipywidgets")
-    monkeypatch.delenv(widgets.STATIC_ENV, raising=False)
+    monkeypatch.delenv(STATIC_ENV, raising=False)
     box = widgets.sentence_box("heads", head_counts=(1, 2))
     import ipywidgets as W
 
@@ -348,7 +349,7 @@ def test_sentence_box_rebuilds_the_explorer(monkeypatch, english):
 
 
 def test_sentence_box_is_a_note_on_the_static_page(monkeypatch, marked):
-    monkeypatch.setenv(widgets.STATIC_ENV, "1")
+    monkeypatch.setenv(STATIC_ENV, "1")
     note = widgets.sentence_box("masks")
     html = note._repr_html_()
     assert "⟦In Jupyter or Colab, a text box appears here" in html

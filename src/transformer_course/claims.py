@@ -30,16 +30,14 @@ is the number exactly as the text writes it in the current language (``"4,70"`` 
 from __future__ import annotations
 
 import html
-import os
 import re
 from types import TracebackType
 
 from .i18n import format_number, format_percent, get_language
 from .i18n import gettext as _
+from .utils import STATIC_ENV, static_build
 
-__all__ = ["ClaimError", "claim", "strict"]
-
-STATIC_ENV = "TRANSFORMER_COURSE_STATIC"  # set to 1 by the book build
+__all__ = ["STATIC_ENV", "ClaimError", "claim", "strict"]
 _MISSING = object()
 
 
@@ -49,7 +47,7 @@ class ClaimError(AssertionError):
 
 def strict() -> bool:
     """Whether a false claim raises (the book build) instead of printing a note."""
-    return os.environ.get(STATIC_ENV, "") not in ("", "0")
+    return static_build()
 
 
 class _Note:

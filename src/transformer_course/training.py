@@ -29,10 +29,10 @@ from ._checks import (
     check_tensor,
 )
 from .data import CharTokenizer, WordTokenizer
-from .i18n import format_number
+from .i18n import format_number, ngettext
 from .i18n import gettext as _
 from .utils import device as best_device
-from .utils import seed_everything
+from .utils import seed_everything, static_build
 
 __all__ = [
     "History",
@@ -105,7 +105,10 @@ def fit(
         schedule: ``step -> factor`` multiplying the learning rate at each step, for
             example :func:`warmup_cosine`.
         seed: seed everything before training (``None`` to leave the RNGs alone).
-        progress: show a tqdm progress bar.
+        progress: show a tqdm progress bar in Jupyter, Colab or a terminal. In the book
+            build (a static page, :func:`~transformer_course.utils.static_build`), no bar is
+            drawn: one line sums the run up at the end (steps, time, device, last loss and
+            metric), as a live bar's redraws would otherwise each leave a line on the page.
         desc: the progress bar's label (default: "training" in the reader's language).
     """
     from tqdm.std import tqdm  # text, not a widget: the same in Colab, Jupyter and the book
@@ -136,7 +139,8 @@ def fit(
             history.reached_target = True
 
     total = len(batches) * epochs if isinstance(batches, Sequence) else None
-    bar = _progress_bar(tqdm, total, desc, disable=not progress)
+    summary = progress and static_build()  # a static page: one line at the end, no bar
+    bar = _progress_bar(tqdm, total, desc, disable=not progress or summary)
     model.train()
     try:
         for epoch in range(epochs):
@@ -168,6 +172,9 @@ def fit(
         history.seconds = time.perf_counter() - start
         bar.close()
         model.eval()
+        if summary:
+            sys.stdout.write(_summary(history, desc, dev) + "\n")
+            sys.stdout.flush()
 
 
 def _progress_bar(tqdm: type, total: int | None, desc: str | None, *, disable: bool) -> Any:
@@ -179,6 +186,16 @@ def _progress_bar(tqdm: type, total: int | None, desc: str | None, *, disable: b
                    "[{elapsed}<{remaining}{postfix}]")
     return tqdm(total=total, desc=_("training") if desc is None else desc, disable=disable,
                 leave=True, bar_format=layout, file=sys.stdout, mininterval=0.5)
+
+
+def _summary(history: History, desc: str | None, dev: torch.device) -> str:
+    """The one line a training run leaves on a static page, in the reader's language."""
+    line = ngettext("{desc}: {steps} step in {seconds} s on {device}",
+                    "{desc}: {steps} steps in {seconds} s on {device}", history.steps).format(
+        desc=_("training") if desc is None else desc, steps=format_number(history.steps),
+        seconds=format_number(history.seconds, 1), device=dev.type)
+    shown = _postfix(history.losses[-1], history.final_metric) if history.losses else {}
+    return line + "".join(f", {name} {value}" for name, value in shown.items())
 
 
 def _postfix(loss: float, metric: float | None = None) -> dict[str, str]:

@@ -9,7 +9,16 @@ import torch
 
 from ._checks import check_positive_int
 
-__all__ = ["device", "seed_everything"]
+__all__ = ["STATIC_ENV", "device", "seed_everything", "static_build"]
+
+# Set to 1 by the book build (make book): the outputs become a static page, no kernel follows.
+STATIC_ENV = "TRANSFORMER_COURSE_STATIC"
+
+
+def static_build() -> bool:
+    """Whether this run is the book build, whose outputs become a static page: no live
+    progress bar, no text box waiting for a kernel, and a false claim fails the build."""
+    return os.environ.get(STATIC_ENV, "") not in ("", "0")
 
 
 def device() -> torch.device:

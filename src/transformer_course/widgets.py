@@ -60,6 +60,7 @@ from .i18n import gettext as _
 from .layers import MultiHeadAttention
 from .positional import sinusoidal_encoding
 from .utils import device as best_device
+from .utils import static_build
 
 __all__ = [
     "MASK_PRESETS",
@@ -97,7 +98,6 @@ SENTENCES = {
     },
 }
 
-STATIC_ENV = "TRANSFORMER_COURSE_STATIC"  # set to 1 by the book build: no kernel will follow
 
 
 # --- inputs ----------------------------------------------------------------------------------
@@ -717,7 +717,7 @@ def sentence_box(kind: str = "heads", sentence: str | None = None, **options: An
         raise ValueError(f"kind must be 'heads' or 'masks', got {kind!r}")
     if sentence is not None and not isinstance(sentence, str):
         raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
-    if os.environ.get(STATIC_ENV) == "1":
+    if static_build():
         return _Note(_("In Jupyter or Colab, a text box appears here: type a sentence and "
                        "PyTorch builds the explorer for it."))
     import ipywidgets as W  # only here: the explorers themselves need no widget library
