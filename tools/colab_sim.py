@@ -18,6 +18,11 @@ What it does, as a student who presses "Open in Colab" would see it:
    Colab's packages alone.
 5. Afterwards, no package that Colab ships may have changed version: the widget and kernel
    stack above all (ipywidgets, widgetsnbextension, ipykernel, IPython, traitlets, ...).
+6. A clock that lies (``tools/colab/lying_clock.py``, an IPython start-up file of the
+   kernel; ``--true-clock`` turns it off): ``time.perf_counter``, ``time.monotonic`` and
+   ``time.time`` are a seeded random walk, so a hidden check that compared timings would
+   fail. No hidden check may depend on the clock: each chapter must show no "this run
+   differs from the text" note (``claims_differ`` in the report, checked by the tests).
 
 It writes ``_build/colab/report.json`` (install and chapter times, what changed), the executed
 notebooks under ``_build/colab/executed/<lang>/`` and every explorer output as a standalone
@@ -46,6 +51,7 @@ WORK = ROOT / "_build" / "colab"
 VENV = WORK / "venv"
 RUNTIME = ROOT / "tools" / "colab" / "runtime.txt"
 STUB = ROOT / "tools" / "colab" / "google_colab.py"
+CLOCK = ROOT / "tools" / "colab" / "lying_clock.py"
 LANGS = ("en", "fr", "it")
 # Installed next to runtime.txt: torch as pinned in requirements.txt, pip as Colab has it,
 # setuptools at the lowest release torch 2.13 accepts (Colab: 75.2.0), wheel as Colab.
@@ -144,8 +150,8 @@ def snapshot() -> Path:
     return repo
 
 
-def kernel_environment() -> dict[str, str]:
-    """Where the simulated kernel's spec and IPython start-up file live."""
+def kernel_environment(*, lying_clock: bool = True) -> dict[str, str]:
+    """Where the simulated kernel's spec and IPython start-up files live."""
     spec = WORK / "jupyter" / "kernels" / "colab-sim"
     spec.mkdir(parents=True, exist_ok=True)
     startup = WORK / "ipython" / "profile_default" / "startup"
@@ -153,6 +159,11 @@ def kernel_environment() -> dict[str, str]:
     (startup / "00-google-colab.py").write_text(
         "# Colab's kernel has google.colab loaded before a notebook's first cell runs.\n"
         "import google.colab  # noqa: F401\n")
+    clock = startup / "01-lying-clock.py"
+    if lying_clock:
+        shutil.copy2(CLOCK, clock)
+    else:
+        clock.unlink(missing_ok=True)
     env = {
         "IPYTHONDIR": str(WORK / "ipython"),
         "HF_HUB_OFFLINE": "1",
@@ -194,6 +205,19 @@ def explorer_pages(nb: dict) -> list[str]:
     return pages
 
 
+def claims_that_differ(nb: dict) -> list[str]:
+    """The "this run differs from the text" notes that hidden checks displayed."""
+    notes = []
+    for cell in nb["cells"]:
+        for output in cell.get("outputs", []):
+            markup = output.get("data", {}).get("text/html", "")
+            markup = "".join(markup) if isinstance(markup, list) else markup
+            if "tc-claim-differs" in markup:
+                text = output["data"].get("text/plain", "")
+                notes.append("".join(text) if isinstance(text, list) else text)
+    return notes
+
+
 def execute(lang: str, chapter: str, url: str, local: str) -> dict:
     import nbformat
     from nbclient import NotebookClient
@@ -205,6 +229,8 @@ def execute(lang: str, chapter: str, url: str, local: str) -> dict:
     if cwd.exists():
         shutil.rmtree(cwd)
     cwd.mkdir(parents=True)
+    os.environ["TC_LYING_CLOCK_SEED"] = str(int(hashlib.sha256(
+        f"{lang}/{chapter}".encode()).hexdigest()[:8], 16))  # the kernel inherits it
     times: list[float] = []
     started: list[float] = []
     client = NotebookClient(
@@ -239,13 +265,20 @@ def execute(lang: str, chapter: str, url: str, local: str) -> dict:
         explorers.append(str(path.relative_to(WORK)))
     return {"seconds": round(seconds, 1), "install_cell_seconds": round(times[0], 1)
             if times else None, "ok": error is None, "error": error,
-            "installed_by_first_cell": PACKAGE in installed(), "explorers": explorers}
+            "installed_by_first_cell": PACKAGE in installed(), "explorers": explorers,
+            "claims_differ": claims_that_differ(nb)}
 
 
 def main(argv: list[str]) -> int:
+    sys.path.insert(0, str(ROOT / "tools" / "sphinxext"))
+    from coursebook_kernels import use_private_ipc_kernels
+
+    use_private_ipc_kernels()  # runs beside the book build: no kernel port collisions
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("langs", nargs="*", default=list(LANGS))
     parser.add_argument("--chapters", nargs="*", help="notebook names (default: all)")
+    parser.add_argument("--true-clock", action="store_true",
+                        help="leave the kernel's clock alone (default: a clock that lies)")
     args = parser.parse_args(argv)
     if unknown := [lang for lang in args.langs if lang not in LANGS]:
         parser.error(f"unknown language(s) {unknown}")
@@ -263,8 +296,9 @@ def main(argv: list[str]) -> int:
     created = reset_runtime()
     baseline = json.loads((WORK / "baseline.json").read_text())
     local = f"file://{snapshot()}"
-    os.environ.update(kernel_environment())
+    os.environ.update(kernel_environment(lying_clock=not args.true_clock))
     report: dict = {
+        "lying_clock": not args.true_clock,
         "python": sys.version.split()[0], "torch": TORCH.split("==")[1],
         "runtime_seconds": None if created is None else round(created, 1),
         "baseline": {name: baseline[name] for name in WIDGET_AND_KERNEL if name in baseline},
@@ -278,6 +312,8 @@ def main(argv: list[str]) -> int:
             result = execute(lang, chapter, url, local)
             report["chapters"][lang][chapter] = result
             state = "ok" if result["ok"] else "FAILED"
+            if result["claims_differ"]:
+                state += f", {len(result['claims_differ'])} claim(s) differ"
             log(f"{lang}/{chapter}: {state} in {result['seconds']:.0f} s "
                 f"(first cell {result['install_cell_seconds']} s)")
     now = installed()
@@ -287,13 +323,14 @@ def main(argv: list[str]) -> int:
     report_path.write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
 
     failed = [f"{lang}/{name}" for lang, runs in report["chapters"].items()
-              for name, result in runs.items() if not result["ok"]]
+              for name, result in runs.items() if not result["ok"] or result["claims_differ"]]
     if report["runtime_seconds"] is not None:
         log(f"Colab's runtime installed in {report['runtime_seconds']:.0f} s")
     log(f"added by the chapters: {', '.join(f'{k} {v}' for k, v in report['added'].items())}")
     for name in failed:
         lang, chapter = name.split("/")
-        log(f"{name} failed:\n{report['chapters'][lang][chapter]['error']}")
+        result = report["chapters"][lang][chapter]
+        log(f"{name} failed:\n{result['error'] or ''}\n" + "\n".join(result["claims_differ"]))
     if report["changed"]:
         log(f"Colab's own packages changed version: {report['changed']}")
     return 1 if failed or report["changed"] else 0
