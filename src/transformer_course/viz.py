@@ -66,7 +66,8 @@ class AttentionView:
 
 def _as_layers(attention: object) -> list[torch.Tensor]:
     """Accept a list of per-layer ``(1, H, L, L)`` or ``(H, L, L)`` tensors, or a model output
-    with ``.attentions``; return ``(1, H, L, L)`` CPU float tensors."""
+    with ``.attentions``; return ``(1, H, L, L)`` CPU float64 tensors rounded to three
+    decimals."""
     layers = getattr(attention, "attentions", attention)
     if isinstance(layers, torch.Tensor):
         if layers.dim() < 3:
@@ -92,10 +93,12 @@ def _as_layers(attention: object) -> list[torch.Tensor]:
         if not layer.is_floating_point() or not has_data(layer) or not layer.numel():
             raise ValueError(f"attention[{i}] must hold floating-point weights, got dtype "
                              f"{layer.dtype} on {layer.device} with shape {shape_of(layer)}")
-        layer = layer.detach().to("cpu", torch.float32)
+        layer = layer.detach().to("cpu", torch.float64)
         if not bool(layer.isfinite().all()):
             raise ValueError(f"attention[{i}] holds NaN or infinite weights")
-        out.append(layer)
+        # Three decimals are more than a line's opacity can show, and bertviz writes every
+        # weight into the page: 0.273 instead of 0.2730903625488281 keeps the page light.
+        out.append(layer.round(decimals=3))
     shapes = {tuple(t.shape) for t in out}
     if len(shapes) != 1:
         raise ValueError(f"all layers must have the same shape, got {sorted(shapes)}")
