@@ -36,4 +36,5 @@ def test_built_pages_load_no_font_awesome_script_search_index_or_thebe(site, lan
         html = page.read_text(encoding="utf-8")
         assert "fontawesome.js" not in html and "THEBE_JS_URL" not in html, page.name
         assert ("searchindex.js" in html) == (page.name == "search.html"), page.name
+        assert "tex-chtml.js" not in html and ("mathjax/startup.js" in html), page.name
     assert (site / lang / "_static" / "tc-icons.css").stat().st_size < 40_000

@@ -22,6 +22,15 @@ The theme also loads the search index (``searchindex.js``, ``searchtools.js``,
 (the default, and ours) the dialog only sends the reader to ``search.html``, so the three
 scripts are kept on that page alone.
 
+**MathJax.** sphinx-mathjax-offline serves MathJax's all-in-one ``tex-chtml.js`` (1.16 MB),
+426 KB of which is the right-click menu. The pages load MathJax's ``startup.js`` instead,
+with the same pieces but the menu: TeX input with the packages ``tex-chtml.js`` bundles
+(others load on demand through ``autoload``), CommonHTML output, and the hidden MathML that
+screen readers read (``a11y/assistive-mml``). About 780 KB.
+
+**sphinx-design.** Its style sheet and tab script (62 KB) are kept on the pages that use
+one of its components (``sd-`` classes) only.
+
 **Thebe.** Jupyter Book always adds sphinx-thebe, which writes its configuration on every
 page (with the address of its script on a CDN) and declares ``THEBE_JS_URL`` twice, a page
 error in every browser. With ``launch_buttons.thebe`` off (ours), nothing on the page can
@@ -52,13 +61,30 @@ THEBE = re.compile(r'\s*<script>const THEBE_JS_URL = [^<]*</script>|'
                    r'\s*<script[^>]*src="[^"]*_static/sphinx-thebe\.js[^"]*"[^>]*></script>|'
                    r'\s*<link[^>]*href="[^"]*_static/sphinx-thebe\.css[^"]*"[^>]*/?>|'
                    r'\s*<script type="text/x-thebe-config">.*?</script>', re.S)
+DESIGN = re.compile(r'\s*<(?:link[^>]*href="[^"]*_static/sphinx-design\.min\.css[^"]*"[^>]*/?>|'
+                    r'script[^>]*src="[^"]*_static/design-tabs\.js[^"]*"[^>]*></script>)')
 CLASS = re.compile(r'class="([^"]*\bfa-[^"]*)"')
 VIEWBOX = re.compile(r'viewBox="0 0 (\d+) (\d+)"')
 CSS_NAME = "tc-icons.css"
 
 
+# What tex-chtml.js bundles, but the menu (ui/menu).
+MATHJAX_TEX_PACKAGES = ["base", "ams", "newcommand", "noundefined", "require", "autoload",
+                        "configmacros"]
+MATHJAX_LOAD = ["input/tex-base", *(f"[tex]/{name}" for name in MATHJAX_TEX_PACKAGES[1:]),
+                "output/chtml", "a11y/assistive-mml"]
+
+
 def _configure(app: Sphinx, config: Config) -> None:
     app.add_css_file(CSS_NAME)
+    if str(config.mathjax_path).endswith("mathjax/tex-chtml.js"):  # sphinx-mathjax-offline
+        config.mathjax_path = "mathjax/startup.js"
+        settings = dict(config.mathjax3_config or {})
+        settings["loader"] = {**settings.get("loader", {}), "load": MATHJAX_LOAD}
+        tex = dict(settings.get("tex", {}))
+        tex["packages"] = {"[+]": MATHJAX_TEX_PACKAGES[1:]}
+        settings["tex"] = tex
+        config.mathjax3_config = settings
 
 
 def _icons(html: str) -> set[tuple[str, str]]:
@@ -115,6 +141,8 @@ def _lighten(app: Sphinx, exception: Exception | None) -> None:
             lean = SEARCH.sub("", lean)
         if not thebe:
             lean = THEBE.sub("", lean)
+        if 'class="sd-' not in lean and "class='sd-" not in lean:
+            lean = DESIGN.sub("", lean)
         if lean != html:
             page.write_text(lean, encoding="utf-8")
     (outdir / "_static" / CSS_NAME).write_text(icon_css(used, svgs), encoding="utf-8")
