@@ -356,10 +356,11 @@ _MARKUP = re.compile(r"(?<!\\)\$(.+?)(?<!\\)\$|`([^`]+)`", re.S)
 
 def _markup(text: str) -> str:
     """A text as HTML: ``$maths$`` in a ``span.tc-math`` (its TeX in ``data-tex``, its
-    content readable without MathJax), ```code``` in ``<code>``, the rest escaped."""
+    content readable without MathJax), ```code``` in ``<code>``, ``**strong**`` and
+    ``*emphasis*``, the rest escaped."""
     out, at = [], 0
     for match in _MARKUP.finditer(text):
-        out.append(_html.escape(text[at:match.start()].replace("\\$", "$")))
+        out.append(_emphasis(text[at:match.start()]))
         if match.group(1) is not None:
             tex = match.group(1).strip()
             out.append(f'<span class="tc-math" data-tex="{_html.escape(tex)}">'
@@ -367,8 +368,15 @@ def _markup(text: str) -> str:
         else:
             out.append(f"<code>{_html.escape(match.group(2))}</code>")
         at = match.end()
-    out.append(_html.escape(text[at:].replace("\\$", "$")))
+    out.append(_emphasis(text[at:]))
     return "".join(out)
+
+
+def _emphasis(text: str) -> str:
+    """Plain text as HTML, with ``**strong**`` and ``*emphasis*`` as in Markdown."""
+    escaped = _html.escape(text.replace("\\$", "$"))
+    escaped = re.sub(r"\*\*(\S(?:.*?\S)?)\*\*", r"<strong>\1</strong>", escaped)
+    return re.sub(r"(?<![\w*])\*(\S(?:.*?\S)?)\*(?![\w*])", r"<em>\1</em>", escaped)
 
 
 # --- pictures -----------------------------------------------------------------------------------
@@ -504,6 +512,16 @@ class Question:
     tolerance: float = 0.0
     decimals: int | None = None
     pictures: list[str] = field(default_factory=list)
+
+
+def _shown_value(value: float, decimals: int | None) -> float:
+    """The number that ``{answer}`` writes: ``decimals`` after the separator, or a whole
+    number in full, or 6 significant digits."""
+    if decimals is not None:
+        return round(value, decimals)
+    if value.is_integer():
+        return value
+    return float(f"{value:.6g}")
 
 
 def _number_format() -> dict[str, str]:
@@ -643,7 +661,7 @@ class Quiz:
             if tolerance == 0 and not value.is_integer():
                 raise ValueError(f"key {key!r} gives {value!r}, not a whole number: "
                                  f"give a tolerance > 0 so that a typed number can match it")
-            written = round(value, decimals) if decimals is not None else float(f"{value:.6g}")
+            written = _shown_value(value, decimals)
             if abs(written - value) > tolerance + 1e-12 * max(1.0, abs(value)):
                 raise ValueError(f"decimals={decimals} writes the key {value!r} as {written!r}, "
                                  f"which is outside the tolerance {tolerance}")
@@ -725,9 +743,8 @@ class Quiz:
     def _written(self, q: Question) -> str:
         if isinstance(q.value, list):
             return "(" + ", ".join(str(v) for v in q.value) + ")"
-        if q.decimals is not None:
-            return format_number(q.value, q.decimals)
-        return format_number(q.value)
+        decimals = 0 if q.decimals is None and q.value.is_integer() else q.decimals
+        return format_number(_shown_value(q.value, q.decimals), decimals)
 
     def _question_html(self, index: int, q: Question) -> str:
         how = {
