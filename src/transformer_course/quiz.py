@@ -758,16 +758,17 @@ class Quiz:
                  f'<p class="tc-q-text"><span class="tc-q-number">{index + 1}.</span> '
                  f"{_markup(q.text)}</p>",
                  f'<p class="tc-q-how">{_html.escape(how)}</p>']
+        check = _html.escape(_("Check"))  # (not inside f-strings: pybabel would miss them)
         if q.kind == "numeric":
             shape = isinstance(q.value, list)
             placeholder = _("a shape, such as (2, 3)") if shape else _("a number")
+            answer_label = _html.escape(_("Your answer"))
             parts.append('<div class="tc-numeric">'
                          f'<input class="tc-answer" type="text" '
                          f'inputmode="{"text" if shape else "decimal"}" autocomplete="off" '
-                         f'spellcheck="false" aria-label="{_html.escape(_("Your answer"))}" '
+                         f'spellcheck="false" aria-label="{answer_label}" '
                          f'placeholder="{_html.escape(placeholder)}">'
-                         f'<button type="button" class="tc-check">{_html.escape(_("Check"))}'
-                         f"</button>")
+                         f'<button type="button" class="tc-check">{check}</button>')
             if q.tolerance > 0:
                 tolerance = _("Accepted within ± {tolerance}").format(
                     tolerance=format_number(q.tolerance))
@@ -784,8 +785,7 @@ class Quiz:
                              f'aria-pressed="false">{content}</button>')
             parts.append("</div>")
             if q.kind == "multiple":
-                parts.append(f'<button type="button" class="tc-check">'
-                             f"{_html.escape(_('Check'))}</button>")
+                parts.append(f'<button type="button" class="tc-check">{check}</button>')
         whys = [("explanation", q.explanation)]
         if q.hint is not None:
             whys.append(("hint", q.hint))
