@@ -174,7 +174,7 @@ def test_numbers_and_texts_follow_the_language(lang, decimal, answer):
     assert data["language"] == lang and data["numbers"]["decimal"] == decimal
     assert f"It is {answer}." in html  # {answer} in the reader's format
     assert f"± 0{decimal}005" in html
-    assert 'lang="%s"' % lang in html
+    assert f'lang="{lang}"' in html
 
 
 @pytest.mark.parametrize("lang", ["fr", "it"])
@@ -226,7 +226,7 @@ def quiz_site(site_fixture_request) -> Path:
 
 def recompute(key: str):
     """The key evaluated independently of the package's own evaluate_key."""
-    value = eval(key, {"tc": tc, "torch": torch, "math": math})  # noqa: S307
+    value = eval(key, {"tc": tc, "torch": torch, "math": math})
     if isinstance(value, torch.Tensor):
         return value.item()
     if isinstance(value, (tuple, list, torch.Size)):
