@@ -130,7 +130,7 @@ class QuizDriver:
                          f"[{'; '.join(map(str, shape))}]", " × ".join(map(str, shape))):
                 self.type_answer(question, text)
                 self.expect(question, "right")
-            for wrong in (shape[::-1] if shape[::-1] != shape else shape + [1],
+            for wrong in (shape[::-1] if shape[::-1] != shape else [*shape, 1],
                           shape[:-1] or [shape[0] + 1], [*shape[:-1], shape[-1] + 1]):
                 self.type_answer(question, f"({', '.join(map(str, wrong))})", enter=False)
                 self.expect(question, "wrong")
