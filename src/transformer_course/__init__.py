@@ -7,7 +7,7 @@
     torch.Size([2, 5, 5])
 
 The top-level import stays light (torch only); ``data``, ``training``, ``plotting``,
-``widgets``, ``viz``, ``check`` and ``bench`` are submodules loaded on first use.
+``widgets``, ``quiz``, ``viz``, ``check`` and ``bench`` are submodules loaded on first use.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ from .utils import device, seed_everything
 __version__ = "0.1.0"
 
 _SUBMODULES = (
-    "bench", "check", "data", "generation", "plotting", "training", "viz", "widgets",
+    "bench", "check", "data", "generation", "plotting", "quiz", "training", "viz", "widgets",
 )
 
 __all__ = [
