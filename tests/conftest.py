@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -34,7 +35,8 @@ def deterministic():
     torch.set_num_threads(threads)
 
 
-SITE = __import__("pathlib").Path(__file__).resolve().parent.parent / "_build" / "html"
+# The built book; TC_SITE points the site tests at another build (a fresh clone's, say).
+SITE = Path(os.environ.get("TC_SITE") or Path(__file__).resolve().parent.parent / "_build" / "html")
 
 
 @pytest.fixture(scope="session")
