@@ -33,6 +33,9 @@ language of :func:`transformer_course.set_language`, and numbers use that langua
 decimal and group separators. The JavaScript and CSS live in ``js/explorer.js`` and
 ``js/explorer.css`` next to this module and are inlined in every output.
 
+:func:`lm_explorer` (in :mod:`._lm_explorer`) is the fourth explorer: chapter 10's trained
+language model, its weights in the page, writing in the reader's browser.
+
 With a kernel, :func:`sentence_box` adds a text box: type a sentence, and PyTorch encodes it
 and builds the explorer again (ipywidgets 7.7 or 8, imported only there).
 """
@@ -51,6 +54,7 @@ from typing import Any
 import torch
 
 from ._checks import check_beta, check_positive_int, check_tensor, shape_of
+from ._lm_explorer import LMExplorer, lm_explorer
 from ._page import asset, inline_json, number_format, standalone_page, trust_note
 from .functional import attention, causal_mask, padding_mask, split_heads
 from .i18n import get_language, ngettext
@@ -64,9 +68,11 @@ __all__ = [
     "MASK_PRESETS",
     "MAX_TOKENS",
     "Explorer",
+    "LMExplorer",
     "beta_explorer",
     "embed_tokens",
     "heads_explorer",
+    "lm_explorer",
     "masks_explorer",
     "sentence_box",
     "tokenize",
