@@ -167,6 +167,27 @@ def test_chapter_model_payload_is_small(tokenizers, record_property):
     assert len(json.dumps(half.weights)) > WEIGHTS_LIMIT  # why int8 is the default
 
 
+def test_write_follows_the_pages_rule(tokenizers, models):
+    """LMExplorer.write against the rule written again in tests/lm_pages.py."""
+    from lm_pages import pick, uniform
+
+    tok, model = tokenizers["en"], models["en"]
+    explorer = widgets.lm_explorer(model, tok, prompt="Each head", temperature=1.3, top_k=12,
+                                   top_p=0.85, seed=3)
+    weights = explorer.weights
+    allowed = [i for i in range(len(tok)) if i not in weights["specials"].values()]
+    text = "Each head"
+    for step in range(20):
+        logits, _ = pytorch(rebuild(weights).double(), ids_of(weights, text))
+        text += tok.itos[pick(rule(logits.tolist(), allowed, 1.3, 12, 0.85), uniform(3, step))]
+    assert explorer.write(steps=20) == text
+    assert explorer.write(steps=0) == "Each head" and explorer.write("", 0) == "\n"
+    greedy = explorer.write(steps=30, temperature=0.0)
+    assert greedy == explorer.write(steps=30, top_k=1, seed=99)  # top-k = 1 is greedy
+    assert len(explorer.write("x" * 60, 30)) == 64  # stops at max_len
+    assert explorer.page_model.embed.weight.dtype == torch.float32  # left as it was
+
+
 def test_reference_is_the_rebuilt_model(tokenizers, models):
     tok, model = tokenizers["it"], models["it"]
     explorer = widgets.lm_explorer(model, tok)
@@ -227,6 +248,11 @@ def test_settings_and_defaults(tokenizers, models):
     (lambda m, t: widgets.lm_explorer(m, t, seed=True), TypeError, "seed"),
     (lambda m, t: widgets.lm_explorer(m, t, weights="int4"), ValueError, "weights must be one"),
     (lambda m, t: _lm_explorer.model_from_weights({"config": {}}), TypeError, "lm_weights"),
+    (lambda m, t: widgets.lm_explorer(m, t).write(steps=-1), ValueError, "steps must be >= 0"),
+    (lambda m, t: widgets.lm_explorer(m, t).write("x" * 65), ValueError, "max_len=64"),
+    (lambda m, t: widgets.lm_explorer(m, t).write(top_k=0), ValueError, "top_k"),
+    (lambda m, t: widgets.lm_explorer(m, t).write(top_p=0), ValueError, "top_p"),
+    (lambda m, t: widgets.lm_explorer(m, t).write(seed=-2), ValueError, "seed"),
 ])
 def test_bad_input_is_named(tokenizers, models, call, error, match):
     with pytest.raises(error, match=match):
@@ -272,7 +298,9 @@ def test_strings_are_translated(tokenizers, models, lang):
     tc.set_language(lang)
     translated = widgets.lm_explorer(models[lang], tokenizers[lang]).strings
     same = {k for k in english if english[k] == translated[k]}
-    assert same <= {"top_k_label", "top_p_label", "cache_title", "top_p_readout"}, same
+    # symbols and formulas, and "prompt", which the Italian chapter keeps
+    assert same <= {"top_k_label", "top_p_label", "top_p_readout", "temperature_readout",
+                     "prompt_label"}, same
     assert english_words(english, translated), "no English word to look for"
     for key, text in translated.items():  # the placeholders the page fills survive
         assert set(re.findall(r"\{\w+\}", text)) == set(re.findall(r"\{\w+\}", english[key]))
@@ -342,7 +370,10 @@ def test_page_agrees_with_pytorch(open_page, pages, lang):
     for prompt in PROMPTS[lang]:
         d.start(prompt)
         d.step(3)
-        d.write()
+        s = d.write()
+        # the package's Python copy of the page's rule writes the same text
+        assert explorer.write(prompt, s["steps"], temperature=s["temperature"],
+                              top_k=s["top_k"], top_p=s["top_p"], seed=s["seed"]) == s["text"]
     d.start(PROMPTS[lang][0])
     d.set_range("input.tc-temperature", 1.5)
     d.set_top_k("5")
@@ -351,6 +382,10 @@ def test_page_agrees_with_pytorch(open_page, pages, lang):
     d.step(4)
     d.set_range("input.tc-temperature", 0.3)
     d.write()
+    d.start(PROMPTS[lang][1])
+    s = d.write()
+    assert explorer.write(PROMPTS[lang][1], s["steps"], temperature=0.3, top_k=5, top_p=0.9,
+                          seed=7) == s["text"]
     assert d.checked >= 20
     if lang != "en":  # no English for a French or Italian reader
         tc.set_language("en")
@@ -659,6 +694,7 @@ def test_trained_model_writes_what_generate_writes(browser, tmp_path, determinis
             if s["steps"] >= 40:
                 break
         assert s["text"][:54] == tok.decode(greedy[0].tolist())
+        assert explorer.write(steps=s["steps"]) == s["text"]
         assert v.errors == [] and v.blocked == []
         v.close()
     with torch.no_grad():  # the 8-bit page model stays close to the trained one

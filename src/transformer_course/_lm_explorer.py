@@ -31,6 +31,8 @@ runs.
 from __future__ import annotations
 
 import base64
+import copy
+import math
 import os
 import sys
 from pathlib import Path
@@ -212,6 +214,60 @@ def model_from_weights(weights: dict[str, Any]) -> LanguageModel:
     return model.eval()
 
 
+# --- the page's sampling rule, in Python ------------------------------------------------------
+
+_UNSET: Any = object()
+_GOLDEN = 0x6D2B79F5
+_MASK = 0xFFFFFFFF
+
+
+def _uniform(seed: int, draw: int) -> float:
+    """The page's random number for step ``draw`` (from 0) after seeding with ``seed``:
+    mulberry32 of the state ``seed + (draw + 1) * 0x6D2B79F5 mod 2**32``."""
+    a = (seed + (draw + 1) * _GOLDEN) & _MASK
+    t = ((a ^ (a >> 15)) * (a | 1)) & _MASK
+    t = ((t + (((t ^ (t >> 7)) * (t | 61)) & _MASK)) & _MASK) ^ t
+    return ((t ^ (t >> 14)) & _MASK) / 2**32
+
+
+def _distribution(logits: torch.Tensor, allowed: torch.Tensor, temperature: float,
+                  top_k: int | None, top_p: float) -> torch.Tensor:
+    """The page's distribution of the next character, in float64 (see lm_explorer)."""
+    z = logits.double().masked_fill(~allowed, -math.inf)  # (V,): special tokens out
+    count = int(allowed.sum())
+    if top_k is not None and top_k < count:
+        kth = z.topk(top_k).values[-1]
+        z = z.masked_fill(z < kth, -math.inf)  # ties with the k-th stay
+    if temperature == 0.0:
+        probs = torch.zeros_like(z)
+        probs[int(z.argmax())] = 1.0  # the first maximum: the lowest id on ties
+        return probs
+    probs = torch.softmax(z / temperature, dim=-1)
+    if top_p < 1.0:
+        ids = sorted(range(len(probs)), key=lambda i: (-float(probs[i]), i))
+        before, last = 0.0, 0.0
+        for i in ids:  # the fewest likeliest whose mass reaches p
+            if before >= top_p:
+                break
+            last = float(probs[i])
+            before += last
+        probs = torch.where(probs >= last, probs, torch.zeros_like(probs))  # ties stay
+        probs = probs / probs.sum()
+    return probs
+
+
+def _pick(probs: torch.Tensor, u: float) -> int:
+    """The first id, in id order, whose cumulative probability exceeds ``u``."""
+    total, last = 0.0, -1
+    for i, p in enumerate(probs.tolist()):
+        if p > 0:
+            total += p
+            last = i
+            if total > u:
+                return i
+    return last
+
+
 # --- the explorer ----------------------------------------------------------------------------
 
 def _strings(parameters: int, fmt: str) -> dict[str, str]:
@@ -322,6 +378,7 @@ class LMExplorer:
         self.chars = self.weights["chars"]
         self.format = weights
         self.page_model = model_from_weights(self.weights)
+        self._model64: LanguageModel | None = None
         self.parameters = sum(p.numel() for p in model.parameters())
         self.prompt, self.temperature, self.top_k = prompt, temperature, top_k
         self.top_p, self.seed = top_p, seed
@@ -350,6 +407,61 @@ class LMExplorer:
         with torch.no_grad():
             logits, maps = self.page_model(torch.tensor([ids]), return_attention=True)
         return logits[0, -1], [m[0, :, -1] for m in maps]
+
+    def write(self, prompt: str | None = None, steps: int = WRITE_LENGTH, *,
+              temperature: float | None = None, top_k: Any = _UNSET,
+              top_p: float | None = None, seed: int | None = None) -> str:
+        """The text the page writes: ``prompt`` and ``steps`` more characters (fewer at
+        ``max_len``), drawn by the page's rule and random stream, with PyTorch (in float64,
+        as the page computes) on :attr:`page_model`.
+
+        Args:
+            prompt: the prompt (default: the explorer's).
+            steps: how many characters to write.
+            temperature, top_k, top_p, seed: the settings (default: the explorer's;
+                ``top_k=None`` is no cut).
+
+        Up to rounding (a draw that falls within about 1e-12 of a boundary of the
+        cumulative distribution), this is the page's text.
+
+        Returns:
+            The prompt followed by what the page would write (an empty prompt: a line break
+            first).
+        """
+        prompt = self.prompt if prompt is None else _check_prompt(prompt, self.config["max_len"])
+        steps = check_int("steps", steps)
+        if steps < 0:
+            raise ValueError(f"steps must be >= 0, got {steps}")
+        temperature = self.temperature if temperature is None else check_real(
+            "temperature", temperature, low=0.0)
+        top_k = self.top_k if top_k is _UNSET else top_k
+        if top_k is not None and check_int("top_k", top_k) < 1:
+            raise ValueError(f"top_k must be >= 1 or None, got {top_k}")
+        top_p = self.top_p if top_p is None else check_real("top_p", top_p, low=0.0, high=1.0,
+                                                            low_open=True)
+        seed = self.seed if seed is None else check_int("seed", seed)
+        if not 0 <= seed <= SEED_MAX:
+            raise ValueError(f"seed must be in [0, 2**32), got {seed}")
+        specials = set(self.weights["specials"].values())
+        allowed = torch.tensor([i not in specials for i in range(len(self.chars))])
+        if self._model64 is None:  # the page computes in float64
+            self._model64 = copy.deepcopy(self.page_model).double()
+        model = self._model64
+        ids = self._ids(prompt)
+        text = prompt or "\n"
+        cache = model.new_cache()
+        with torch.no_grad():
+            logits = model(torch.tensor([ids]), cache=cache)[0, -1]  # (V,)
+            for step in range(steps):
+                if len(ids) >= self.config["max_len"]:
+                    break
+                probs = _distribution(logits, allowed, temperature, top_k, top_p)
+                token = _pick(probs, _uniform(seed, step))
+                ids.append(token)
+                text += self.chars[token]
+                if len(ids) < self.config["max_len"]:
+                    logits = model(torch.tensor([[token]]), cache=cache)[0, -1]
+        return text
 
     def _ids(self, text: str) -> list[int]:
         if not isinstance(text, str):

@@ -640,9 +640,9 @@
             for (k = 0; k < n; k++) {
               if (k < start) earlier += row[k]; else top = Math.max(top, row[k]);
             }
-            top = Math.max(top, earlier) || 1;
+            top = top || 1; // each row shaded by its largest weight among the cells shown
             if (start > 0) {
-              tr.appendChild(el("td", { style: "background:" + blue(earlier / top),
+              tr.appendChild(el("td", { style: "background:" + blue(Math.min(1, earlier / top)),
                 title: fill(S.earlier, { count: start, weight: num.fixed(earlier, 3) }) }));
             }
             for (k = start; k < n; k++) {
