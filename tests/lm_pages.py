@@ -262,6 +262,20 @@ class LMDriver:
             assert len(ids) == 10 + (marked[0] not in order[:10])
 
 
+def greedy_text(d: LMDriver, prompt: str, steps: int) -> str:
+    """The argmax continuation with PyTorch, over the characters (not special tokens)."""
+    ids = ids_of(d.weights, prompt)
+    text = prompt or "\n"
+    for _ in range(steps):
+        logits, _ = pytorch(d.model, ids)
+        masked = logits.clone()
+        masked[sorted(d.specials)] = -math.inf
+        best = int(masked.argmax())
+        ids.append(best)
+        text += d.weights["chars"][best]
+    return text
+
+
 def page_texts(root) -> list[str]:
     """What a reader sees of an explorer, texts and tooltips, without the text the model
     reads and writes or the characters labelling bars and attention columns."""

@@ -24,6 +24,7 @@ from browsing import Visit, serve
 from lm_pages import (
     LMDriver,
     english_words,
+    greedy_text,
     ids_of,
     page_texts,
     pytorch,
@@ -447,20 +448,6 @@ def test_a_seed_writes_the_same_text_again(open_page):
     d.set_range("input.tc-temperature", 1.2)
     d.start("Chaque tête")
     assert d.write()["text"] == first["text"]
-
-
-def greedy_text(d, prompt, steps):
-    """The argmax continuation with PyTorch, over the characters (not special tokens)."""
-    ids = ids_of(d.weights, prompt)
-    text = prompt
-    for _ in range(steps):
-        logits, _ = pytorch(d.model, ids)
-        masked = logits.clone()
-        masked[sorted(d.specials)] = -math.inf
-        best = int(masked.argmax())
-        ids.append(best)
-        text += d.weights["chars"][best]
-    return text
 
 
 def test_zero_temperature_is_the_argmax_and_top_k_one_is_greedy(open_page):

@@ -272,12 +272,13 @@ def _pick(probs: torch.Tensor, u: float) -> int:
 
 def _strings(parameters: int, fmt: str) -> dict[str, str]:
     """Every text the page shows, in the reader's language ({name}: filled in by the page)."""
-    bits = {"int8": 8, "float16": 16, "float32": 32}[fmt]
+    storage = {"int8": _("matrices in 8 bits with a scale per row, vectors in 16 bits"),
+               "float16": _("weights in 16 bits"), "float32": _("weights in 32 bits")}[fmt]
     return {
         "title": _("Language-model explorer"),
         "caption": _("Chapter 10's model writes in your browser, one character at a time: "
-                     "{parameters} parameters, weights stored in {bits} bits.").format(
-                         parameters=format_integer(parameters), bits=bits),
+                     "{parameters} parameters, {storage}.").format(
+                         parameters=format_integer(parameters), storage=storage),
         "prompt_label": _("prompt"),
         "prompt_tip": _("Type the beginning of a text, then press Enter: the model starts "
                         "over from it"),
@@ -385,6 +386,11 @@ class LMExplorer:
         self.language = get_language()
         self.strings = _strings(self.parameters, weights)
         self.numbers = number_format()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the whole HTML output: weights (as base64), code, style and texts."""
+        return len(self.html().encode("utf-8"))
 
     @property
     def weight_bytes(self) -> int:
