@@ -501,6 +501,10 @@ def test_settings_at_their_edges(open_page, pages):
         d.set_seed(bad)
         assert d.root.locator("input.tc-seed").get_attribute("aria-invalid") == "true"
         assert d.state()["seed"] == 7
+    tc.set_language("fr")  # the largest seed, written as a French reader writes it
+    assert d.root.locator("input.tc-seed").get_attribute("title") == d.text(
+        "seed_invalid", max=tc.format_integer(2**32 - 1))
+    assert "\u202f" in tc.format_integer(2**32 - 1)
     # top-p at its smallest keeps the likeliest character only; at 1 it cuts nothing
     d.root.locator("input.tc-top-p").press("Home")
     s = d.check(top_p=0.01)

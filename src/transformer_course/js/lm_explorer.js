@@ -505,7 +505,7 @@
       function commitSeed(always) {
         var text = seedBox.value.trim(), value = Number(text);
         if (!/^\d+$/.test(text) || value > P.seed_max) {
-          invalid(seedBox, true, fill(S.seed_invalid, { max: P.seed_max }));
+          invalid(seedBox, true, fill(S.seed_invalid, { max: num.fixed(P.seed_max, 0) }));
           return;
         }
         invalid(seedBox, false);
