@@ -33,6 +33,9 @@ language of :func:`transformer_course.set_language`, and numbers use that langua
 decimal and group separators. The JavaScript and CSS live in ``js/explorer.js`` and
 ``js/explorer.css`` next to this module and are inlined in every output.
 
+:func:`lm_explorer` (in :mod:`._lm_explorer`) is the fourth explorer: chapter 10's trained
+language model, its weights in the page, writing in the reader's browser.
+
 With a kernel, :func:`sentence_box` adds a text box: type a sentence, and PyTorch encodes it
 and builds the explorer again (ipywidgets 7.7 or 8, imported only there).
 """
@@ -40,22 +43,21 @@ and builds the explorer again (ipywidgets 7.7 or 8, imported only there).
 from __future__ import annotations
 
 import html as _html
-import json
 import math
 import os
 import re
 import zlib
 from collections.abc import Sequence
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from ._checks import check_beta, check_positive_int, check_tensor, shape_of
+from ._lm_explorer import LMExplorer, lm_explorer
+from ._page import asset, inline_json, number_format, standalone_page, trust_note
 from .functional import attention, causal_mask, padding_mask, split_heads
-from .i18n import format_number, get_language, ngettext
+from .i18n import get_language, ngettext
 from .i18n import gettext as _
 from .layers import MultiHeadAttention
 from .positional import sinusoidal_encoding
@@ -66,9 +68,11 @@ __all__ = [
     "MASK_PRESETS",
     "MAX_TOKENS",
     "Explorer",
+    "LMExplorer",
     "beta_explorer",
     "embed_tokens",
     "heads_explorer",
+    "lm_explorer",
     "masks_explorer",
     "sentence_box",
     "tokenize",
@@ -224,26 +228,9 @@ def _seeded_attention(d_model: int, num_heads: int, seed: int) -> MultiHeadAtten
 
 # --- what the page needs ---------------------------------------------------------------------
 
-@cache
 def _assets() -> tuple[str, str]:
-    """The explorer's JavaScript and CSS, compacted (indentation and comment lines dropped)."""
-    folder = resources.files(__package__) / "js"
-    out = []
-    for name in ("explorer.js", "explorer.css"):
-        text = (folder / name).read_text(encoding="utf-8")
-        text = re.sub(r"^/\*.*?\*/\s*", "", text, flags=re.S)  # the file's header comment
-        lines = [line.strip() for line in text.splitlines()]
-        text = "\n".join(line for line in lines if line and not line.startswith("//"))
-        if "</" in text:
-            raise RuntimeError(f"{name} must not contain '</' (it is inlined in HTML)")
-        out.append(text)
-    return out[0], out[1]
-
-
-def _number_format() -> dict[str, str]:
-    """The decimal separator, group separator and minus sign of the reader's language."""
-    half, thousand, minus = format_number(0.5), format_number(1000), format_number(-1)
-    return {"decimal": half[1:-1], "group": thousand[1:-3], "minus": minus[:-1]}
+    """The explorer's JavaScript (the shared helpers first) and CSS, compacted."""
+    return asset("common.js", "explorer.js"), asset("explorer.css")
 
 
 def _strings(kind: str, head_counts: Sequence[int] = ()) -> dict[str, Any]:
@@ -369,7 +356,7 @@ class Explorer:
         self.mask = self.mask_for(preset, pads, masked_keys)
         self.language = get_language()
         self.strings = _strings(kind, list(self.scores))
-        self.numbers = _number_format()
+        self.numbers = number_format()
 
     # -- the maths, in Python ---------------------------------------------------------------
 
@@ -457,17 +444,13 @@ class Explorer:
     def html(self) -> str:
         """The self-contained HTML fragment: inline style, data and script, nothing else."""
         script, style = _assets()
-        data = json.dumps(self.payload(), ensure_ascii=False, separators=(",", ":"),
-                          allow_nan=False)
-        data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-        note = _("This explorer runs JavaScript in the page: trust the notebook, or open it "
-                 "in Jupyter, Colab or the course book.")
+        data = inline_json(self.payload())
         return (
             f'<div class="tc-explorer tex2jax_ignore mathjax_ignore" data-kind="{self.kind}" '
             f'lang="{self.language}">'
             f"<style>{style}</style>"
             f'<script type="application/json" class="tc-explorer-payload">{data}</script>'
-            f'<div class="tc-x-mount"><p>{_html.escape(note)}</p></div>'
+            f'<div class="tc-x-mount"><p>{trust_note()}</p></div>'
             f"<script>{script}</script>"
             f"</div>"
         )
@@ -478,12 +461,8 @@ class Explorer:
     def save(self, path: str | os.PathLike) -> Path:
         """Write the explorer to a standalone HTML page (what Colab and Jupyter get)."""
         path = Path(path)
-        title = _html.escape(self.strings["title"])
-        path.write_text(
-            f'<!DOCTYPE html>\n<html lang="{self.language}">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{title}</title>\n</head>\n<body>\n{self.html()}\n</body>\n</html>\n",
-            encoding="utf-8")
+        path.write_text(standalone_page(self.strings["title"], self.language, self.html()),
+                        encoding="utf-8")
         return path
 
     def __repr__(self) -> str:
