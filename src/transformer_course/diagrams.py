@@ -162,6 +162,8 @@ def section_href(section: str, lang: str | None = None) -> str:
 Dim = int | str
 Shape = tuple[Dim, ...]
 
+ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU"}
+
 # Colour group of each kind of block (Okabe and Ito's colour-blind-safe palette, js/diagram.css).
 GROUPS = {
     "embedding": "emb", "positions": "pos", "segments": "pos",
@@ -300,7 +302,7 @@ def _layer_blocks(plan: _Plan, steps: list, layers: Sequence[nn.Module], seq: st
                         _class_name(FeedForward), [x], [x], "7.5", repeat=n,
                         notes=[_("{d_ff} hidden units, {activation}").format(
                             d_ff=format_integer(ff.linear1.out_features),
-                            activation=ff.activation.upper())])
+                            activation=ACTIVATION_NAMES[ff.activation])])
 
     sublayer(0, self_attention)
     if decoder:
@@ -387,7 +389,7 @@ def _plan_feed_forward(m: FeedForward) -> tuple[_Plan, dict]:
     for module, shapes in ((m.linear1, (x, hidden)), (None, (hidden, hidden)),
                            (m.linear2, (hidden, x))):
         if module is None:
-            steps.append(("block", plan.add("activation", m.activation.upper(), [],
+            steps.append(("block", plan.add("activation", ACTIVATION_NAMES[m.activation], [],
                                             _class_name(m), [hidden], [hidden], "7.5",
                                             notes=[_("applied to every number on its own")])))
             continue
@@ -733,6 +735,13 @@ def shape_text(shape: Shape, *, markup: bool = False) -> str:
     return " × ".join(parts)
 
 
+def shapes_text(shapes: Sequence[Shape]) -> str:
+    """One shape, or several in parentheses: ``(B × L_t × 64), (B × L_s × 64)`` (HTML)."""
+    if len(shapes) == 1:
+        return shape_text(shapes[0], markup=True)
+    return ", ".join(f"({shape_text(s, markup=True)})" for s in shapes)
+
+
 def _text_width(text: str, size: float) -> float:
     return 0.56 * size * len(text)
 
@@ -828,8 +837,11 @@ class _Canvas:
         return h
 
     def svg(self, width: float, height: float, label: str, root_class: str = "") -> str:
-        klass = f' class="{root_class}"' if root_class else ""
-        return (f'<svg{klass} xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:g} '
+        """The ``<svg>`` element; a standalone file (``root_class``) also names the SVG
+        namespace, which HTML does not need."""
+        klass = (f' class="{root_class}" xmlns="http://www.w3.org/2000/svg"' if root_class
+                 else "")
+        return (f'<svg{klass} viewBox="0 0 {width:g} '
                 f'{height:g}" width="{width:g}" role="group" '
                 f'aria-label="{html.escape(label, quote=True)}">'
                 + "".join(self.frames) + "".join(self.edges) + "".join(self.items)
@@ -1040,10 +1052,10 @@ def _subtitle(module: nn.Module, cls: type) -> str:
     if attn is not None:
         parts.append(ngettext("{count} head", "{count} heads", attn.num_heads)
                      .format(count=attn.num_heads))
-        parts.append(f"d_model = {format_integer(attn.d_model)}")
+        parts.append(f"d_model\u00a0=\u00a0{format_integer(attn.d_model)}")
     elif isinstance(module, FeedForward):
-        parts.append(f"d_model = {format_integer(module.d_model)}")
-        parts.append(f"d_ff = {format_integer(module.linear1.out_features)}")
+        parts.append(f"d_model\u00a0=\u00a0{format_integer(module.d_model)}")
+        parts.append(f"d_ff\u00a0=\u00a0{format_integer(module.linear1.out_features)}")
     return ", ".join(parts)
 
 
@@ -1119,27 +1131,34 @@ class Diagram:
 
     # -- texts ------------------------------------------------------------------------------------
 
-    def title(self) -> str:
+    def title(self, *, markup: bool = False) -> str:
+        """``EncoderLayer · post-norm (...), 4 heads, d_model = 32 · 12,704 parameters``
+        (``markup``: HTML, the class name as code)."""
         count = ngettext("{count} parameter", "{count} parameters", self.parameters).format(
             count=format_integer(self.parameters))
-        return " · ".join(p for p in (self.cls.__name__, self.subtitle, count) if p)
+        name = f"<code>{self.cls.__name__}</code>" if markup else self.cls.__name__
+        rest = (html.escape(p) if markup else p for p in (self.subtitle, count) if p)
+        return " · ".join((name, *rest))
 
-    def summary(self) -> str:
-        """The diagram in one or two sentences (its accessible name and the text
-        description's opening)."""
+    def summary(self, *, markup: bool = False) -> str:
+        """The diagram in one or two sentences: its accessible name and the text
+        description's opening (``markup``: HTML, the class name as code)."""
         count = format_integer(self.parameters)
         text = ngettext(
             "{module} with {count} parameter; the data flows from the top down.",
             "{module} with {count} parameters; the data flows from the top down.",
-            self.parameters).format(module=self.cls.__name__, count=count)
+            self.parameters)
         repeats = sorted({b.repeat for b in self.blocks if b.repeat > 1})
         for n in repeats:
             text += " " + ngettext(
                 "The blocks in the frame marked {n} × form one layer, which is repeated {n} "
                 "time with its own weights.",
                 "The blocks in the frame marked {n} × form one layer, which is repeated {n} "
-                "times, each with its own weights.", n).format(n=n)
-        return text
+                "times, each with its own weights.", n).replace("{n}", str(n))
+        if not markup:
+            return text.format(module=self.cls.__name__, count=count)
+        return html.escape(text).format(module=f"<code>{self.cls.__name__}</code>",
+                                        count=html.escape(count))
 
     def _details(self, i: int, b: Block) -> str:
         """One block's details as HTML: the text description's item and the hover panel."""
@@ -1153,9 +1172,8 @@ class Diagram:
         if b.shares is not None:
             params += ", " + _("shares its weights with “{name}”").format(
                 name=self.blocks[b.shares].name)
-        shapes = _("shape: {input} → {output}").format(
-            input="; ".join(shape_text(s, markup=True) for s in b.inputs),
-            output="; ".join(shape_text(s, markup=True) for s in b.outputs))
+        shapes = _("shape: {input} → {output}").format(input=shapes_text(b.inputs),
+                                                       output=shapes_text(b.outputs))
         number = html.escape(b.section)
         if self.links:
             href = html.escape(section_href(b.section, self.language), quote=True)
@@ -1201,11 +1219,11 @@ class Diagram:
             f'<div class="tc-diagram tex2jax_ignore mathjax_ignore" lang="{self.language}" '
             f'data-model="{_json_attribute(self.model)}">'
             f"<style>{style}</style>"
-            f'<p class="tc-d-title">{html.escape(self.title())}</p>'
+            f'<p class="tc-d-title">{self.title(markup=True)}</p>'
             f'<div class="tc-d-figure">{canvas.svg(width, height, self.summary())}</div>'
             f'<div class="tc-d-panel"><p>{html.escape(self.hint())}</p></div>'
             f'<details class="tc-d-text"><summary>{described}</summary>'
-            f"<p>{html.escape(self.summary())}</p><ol>{items}</ol></details>"
+            f"<p>{self.summary(markup=True)}</p><ol>{items}</ol></details>"
             f"<script>{script}</script>"
             f"</div>"
         )
