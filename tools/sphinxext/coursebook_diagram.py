@@ -18,6 +18,7 @@ from the code.
 from __future__ import annotations
 
 import json
+from typing import ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -30,7 +31,7 @@ class CourseDiagram(SphinxDirective):
 
     required_arguments = 1
     has_content = False
-    option_spec = {"config": directives.unchanged}
+    option_spec: ClassVar[dict] = {"config": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
         import torch

@@ -1,12 +1,12 @@
 /* Diagrams of transformer_course modules (transformer_course.diagrams).
  *
  * Python draws the whole diagram: the SVG, the text description (an <ol> with one <li
- * data-i="k"> per block) and the panel under the drawing. This file only shows, in the
- * panel, the details of the block under the pointer or with the keyboard focus: it copies
- * that block's item of the text description, and marks the block (class tc-d-active; the
- * root's data-shown attribute holds its index). With nothing hovered or focused the panel
- * shows its hint again. Without this script (an untrusted notebook) the drawing and the text
- * description are still there.
+ * data-i="k"> per block) and the panel under the drawing, which first shows a hint. This
+ * file only shows, in the panel, the details of the block last under the pointer or with the
+ * keyboard focus: it copies that block's item of the text description (so that the panel's
+ * link to the section can be reached), and marks the block (class tc-d-active; the root's
+ * data-shown attribute holds its index). Without this script (an untrusted notebook) the
+ * drawing and the text description are still there.
  *
  * This file is inlined in every diagram, so it may run several times on a page: it defines
  * window.TcDiagram once and then mounts the diagram whose script is running (or, where
@@ -35,51 +35,27 @@
       var panel = root.querySelector(".tc-d-panel");
       if (!panel) return;
       root.setAttribute("data-tc-mounted", "");
-      var hint = panel.innerHTML, hovered = null, focused = null;
       var blocks = root.querySelectorAll(".tc-d-block");
 
       function show(block) {
+        var item = root.querySelector(
+          '.tc-d-text li[data-i="' + block.getAttribute("data-i") + '"]');
+        if (!item) return;
         for (var k = 0; k < blocks.length; k++) {
           blocks[k].classList.toggle("tc-d-active", blocks[k] === block);
-        }
-        var item = block && root.querySelector(
-          '.tc-d-text li[data-i="' + block.getAttribute("data-i") + '"]');
-        if (!item) {
-          panel.innerHTML = hint;
-          root.removeAttribute("data-shown");
-          return;
         }
         panel.innerHTML = item.innerHTML;
         root.setAttribute("data-shown", block.getAttribute("data-i"));
       }
 
-      root.addEventListener("mouseover", function (event) {
+      function follow(event) {
         var block = blockOf(event.target, root);
-        if (block && block !== hovered) {
-          hovered = block;
+        if (block && block.getAttribute("data-i") !== root.getAttribute("data-shown")) {
           show(block);
         }
-      });
-      root.addEventListener("mouseout", function (event) {
-        var block = blockOf(event.target, root);
-        if (block && blockOf(event.relatedTarget, root) !== block) {
-          hovered = null;
-          show(focused);
-        }
-      });
-      root.addEventListener("focusin", function (event) {
-        var block = blockOf(event.target, root);
-        if (block) {
-          focused = block;
-          show(block);
-        }
-      });
-      root.addEventListener("focusout", function (event) {
-        if (blockOf(event.target, root)) {
-          focused = null;
-          show(hovered);
-        }
-      });
+      }
+      root.addEventListener("mouseover", follow);
+      root.addEventListener("focusin", follow);
     }
 
     function mountAll() {
