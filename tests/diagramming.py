@@ -17,8 +17,8 @@ LOCALE = ROOT / "src" / "transformer_course" / "locale"
 SOURCE = ROOT / "src" / "transformer_course" / "diagrams.py"
 LIMIT = 40_000  # bytes of one diagram's HTML (style, drawing, texts and script)
 
-_ROOT = re.compile(r'<div class="tc-diagram\b[^"]*"[^>]*?\bdata-model="([^"]*)"')
-_FRAGMENT = re.compile(r'<div class="tc-diagram\b.*?</script></div>', re.S)
+_ROOT = re.compile(r'<div class="tc-diagram[ "][^>]*?\bdata-model="([^"]*)"')
+_FRAGMENT = re.compile(r'<div class="tc-diagram[ "].*?</script></div>', re.S)
 _PLACEHOLDER = re.compile(r"\{(\w*)[^{}]*\}")
 
 

@@ -842,7 +842,7 @@ class _Canvas:
         klass = (f' class="{root_class}" xmlns="http://www.w3.org/2000/svg"' if root_class
                  else "")
         return (f'<svg{klass} viewBox="0 0 {width:g} '
-                f'{height:g}" width="{width:g}" role="group" '
+                f'{height:g}" width="{width:g}" height="{height:g}" role="group" '
                 f'aria-label="{html.escape(label, quote=True)}">'
                 + "".join(self.frames) + "".join(self.edges) + "".join(self.items)
                 + "".join(self.shapes) + "</svg>")
