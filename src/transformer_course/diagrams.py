@@ -933,11 +933,13 @@ class _Lane:
 def _render_lanes(canvas: _Canvas, layout: dict) -> tuple[float, float]:
     lanes = layout["lanes"]
     if len(lanes) == 1:
-        decoder_side = "memory" in layout
-        cx = 60 + BW / 2 + FRAME_LEFT + (120 if decoder_side else 0)
-        lane = _Lane(canvas, cx, 6)
+        frames = [step[2] for step in lanes[0] if step[0] == "frame"]
+        left = 10 + (170 if "memory" in layout else 0)  # room for the memory's label
+        if frames:
+            left += FRAME_LEFT + (46 if frames[0] == "left" else 0)  # and for "N ×"
+        lane = _Lane(canvas, left + BW / 2, 6)
         lane.run(lanes[0], layout.get("memory"))
-        return max(canvas.right + 12, cx + BW / 2 + FRAME_RIGHT + 12), lane.y + 8
+        return canvas.right + 10, lane.y + 8
     # the encoder-decoder: encoder on the left, decoder on the right, the memory between
     left_cx = 56 + BW / 2 + FRAME_LEFT
     channel = left_cx + BW / 2 + FRAME_RIGHT + 22
@@ -1261,7 +1263,7 @@ class DiagramRow:
     def html(self) -> str:
         return ('<div class="tc-diagram-row" style="display:flex;flex-wrap:wrap;gap:1em;'
                 'align-items:flex-start">'
-                + "".join(f'<div style="flex:1 1 22em;min-width:0">{d.html()}</div>'
+                + "".join(f'<div style="flex:1 1 18em;min-width:0">{d.html()}</div>'
                           for d in self.diagrams)
                 + "</div>")
 
