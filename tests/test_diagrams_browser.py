@@ -100,6 +100,7 @@ def test_hover_shows_each_blocks_details(open_page, pages, name):
     assert root.locator("a.tc-d-block").count() == (len(model["blocks"]) if links else 0)
     panel = root.locator(".tc-d-panel")
     hint = panel.inner_text()
+    assert root.locator(".tc-d-nojs").count() == 0 and root.locator(".tc-d-hint").is_visible()
     for i in range(blocks.count()):
         blocks.nth(i).hover()
         v.page.wait_for_function("([e, i]) => e.getAttribute('data-shown') === String(i)",
@@ -246,6 +247,7 @@ def test_without_javascript_the_drawing_and_its_text_remain(browser, pages):
         page.goto(f"{url}/transformer-tied-pre.html", wait_until="load")
         root = page.locator(".tc-diagram")
         assert root.get_attribute("data-tc-mounted") is None
+        assert root.locator(".tc-d-nojs").is_visible() and root.locator(".tc-d-hint").is_hidden()
         assert root.locator("svg").bounding_box()["height"] > 300
         root.locator(".tc-d-text summary").click()
         items = root.locator(".tc-d-text li")

@@ -24,7 +24,9 @@ blocks' ``parameters`` add up to it: a weight shared by two blocks (tied embeddi
 counted in the first one, and the second names it in ``shares``. ``input`` and ``output`` are
 lists of shapes, one per tensor (cross-attention reads two); a shape is a list of sizes,
 ``"B"``, ``"L"``, ``"L_s"``, ``"L_t"``, ``"L_q"``, ``"L_k"`` where they depend on the input,
-numbers otherwise (numbers everywhere with ``example=``).
+numbers otherwise (numbers everywhere with ``example=``). Each block also has ``section``
+(``"7.6"``), ``label`` (its name in the reader's language), and where they apply ``repeat``
+(the number of layers of its stack: its ``parameters`` count them all) and ``shares``.
 
 Links: each block names the section that teaches it, ``href`` = ``"<page>.html#<anchor>"``
 relative to the book's pages, in the reader's language (the table is :data:`SECTIONS`). In
@@ -1217,13 +1219,16 @@ class Diagram:
         canvas, width, height = self._canvas()
         items = "".join(self._details(i, b) for i, b in enumerate(self.blocks))
         described = html.escape(_("Text description"))
+        without_script = _("Every block's shapes, parameters and class are in the text "
+                           "description below.")
         return (
             f'<div class="tc-diagram tex2jax_ignore mathjax_ignore" lang="{self.language}" '
             f'data-model="{_json_attribute(self.model)}">'
             f"<style>{style}</style>"
             f'<p class="tc-d-title">{self.title(markup=True)}</p>'
             f'<div class="tc-d-figure">{canvas.svg(width, height, self.summary())}</div>'
-            f'<div class="tc-d-panel"><p>{html.escape(self.hint())}</p></div>'
+            f'<div class="tc-d-panel"><p class="tc-d-nojs">{html.escape(without_script)}</p>'
+            f'<p class="tc-d-hint" hidden>{html.escape(self.hint())}</p></div>'
             f'<details class="tc-d-text"><summary>{described}</summary>'
             f"<p>{self.summary(markup=True)}</p><ol>{items}</ol></details>"
             f"<script>{script}</script>"

@@ -1,12 +1,13 @@
 /* Diagrams of transformer_course modules (transformer_course.diagrams).
  *
  * Python draws the whole diagram: the SVG, the text description (an <ol> with one <li
- * data-i="k"> per block) and the panel under the drawing, which first shows a hint. This
- * file only shows, in the panel, the details of the block last under the pointer or with the
- * keyboard focus: it copies that block's item of the text description (so that the panel's
- * link to the section can be reached), and marks the block (class tc-d-active; the root's
- * data-shown attribute holds its index). Without this script (an untrusted notebook) the
- * drawing and the text description are still there.
+ * data-i="k"> per block) and the panel under the drawing. This file only shows, in the
+ * panel, the details of the block last under the pointer or with the keyboard focus: it
+ * copies that block's item of the text description (so that the panel's link to the section
+ * can be reached), and marks the block (class tc-d-active; the root's data-shown attribute
+ * holds its index). Without this script (an untrusted notebook) the drawing and the text
+ * description are still there, and the panel's note says so; the script swaps that note
+ * for a hint.
  *
  * This file is inlined in every diagram, so it may run several times on a page: it defines
  * window.TcDiagram once and then mounts the diagram whose script is running (or, where
@@ -36,6 +37,10 @@
       if (!panel) return;
       root.setAttribute("data-tc-mounted", "");
       var blocks = root.querySelectorAll(".tc-d-block");
+      // with this script running, the panel's hint replaces the note for readers without it
+      var note = panel.querySelector(".tc-d-nojs"), hint = panel.querySelector(".tc-d-hint");
+      if (note) note.parentNode.removeChild(note);
+      if (hint) hint.removeAttribute("hidden");
 
       function show(block) {
         var item = root.querySelector(
