@@ -215,7 +215,8 @@ class _Counter:
 
 
 class _Plan:
-    """The blocks of a diagram and the steps that place them (see :func:`_render`)."""
+    """The blocks of a diagram, counted as they are made (the steps that place them are
+    kept by the planners, see :func:`_render_lanes`)."""
 
     def __init__(self) -> None:
         self.blocks: list[Block] = []
