@@ -30,6 +30,22 @@ def test_attention_heatmap_labels_and_values():
     assert _drawn(fig)
 
 
+def test_tokens_label_both_axes_as_the_explorers_take_them():
+    words = ["the", "cat", "sat"]
+    w = torch.softmax(torch.randn(3, 3), -1)
+    ax = plotting.attention_heatmap(w, tokens=words).axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == words
+    assert [t.get_text() for t in ax.get_yticklabels()] == words
+    grid = plotting.attention_heads(torch.softmax(torch.randn(2, 3, 3), -1), tokens=words)
+    assert [t.get_text() for t in grid.axes[1].get_yticklabels()] == words
+    old = plotting.attention_heatmap(w, queries=words, keys=words).axes[0]  # still there
+    assert [t.get_text() for t in old.get_xticklabels()] == words
+    with pytest.raises(ValueError, match="give tokens .* or queries and keys, not both"):
+        plotting.attention_heatmap(w, tokens=words, keys=words)
+    with pytest.raises(ValueError, match="tokens has 2 labels but the weights have 3"):
+        plotting.attention_heads(w[None], tokens=words[:2])
+
+
 def test_attention_heads_grid():
     w = torch.softmax(torch.randn(6, 3, 3), -1)
     fig = plotting.attention_heads(w, columns=4)
