@@ -45,9 +45,11 @@ colab-check: setup browser
 
 # A student's own machine (tools/local_jupyter.py): the sdist and wheel built warning-free,
 # a fresh venv with torch, the wheel's `course` extra and JupyterLab (no ipywidgets), the
-# package's unit tests against the installed wheel, and every chapter in that venv's kernel.
+# package's unit tests against the installed wheel, and every chapter in that venv's kernel
+# (one torch thread per kernel: two spin on a loaded machine, and chapters 8 and 10 then
+# overran the 600 s cell timeout here).
 local-check: setup
-	$(PY) tools/local_jupyter.py en fr it
+	$(PY) tools/local_jupyter.py en fr it --reuse --threads 1
 
 # The message catalogs of the package (gettext, managed with Babel): extract the messages
 # from the source, merge them into the fr and it catalogs, compile to check them.

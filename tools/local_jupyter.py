@@ -24,7 +24,7 @@ It writes ``_build/local/report.json`` (times, warnings, packages, test and chap
 results) and the executed chapters under ``_build/local/executed/<lang>/``.
 
 Usage: python tools/local_jupyter.py [LANG ...] [--chapters NAME ...] [--skip-unit-tests]
-                                    [--reuse]
+                                    [--reuse] [--threads N]
 ``tests/test_wheel.py`` (in ``make test``) runs steps 1 to 3; ``make local-check`` runs all
 four for the three languages. ``--reuse`` keeps an environment made from a wheel with the
 same files (and unchanged since) instead of making it again: ``python tools/local_jupyter.py
@@ -235,11 +235,14 @@ def unit_tests(report: dict) -> dict:
 
 # --- the chapters, in a kernel of the environment -------------------------------------------
 
-def kernel_environment() -> dict[str, str]:
-    """A kernel spec that starts the environment's Python (and nothing of the toolchain)."""
+def kernel_environment(threads: int | None = None) -> dict[str, str]:
+    """A kernel spec that starts the environment's Python (and nothing of the toolchain);
+    ``threads`` caps torch's threads (as the book build does beside other jobs)."""
     spec = WORK / "jupyter" / "kernels" / KERNEL
     spec.mkdir(parents=True, exist_ok=True)
     env = {**OFFLINE, "IPYTHONDIR": str(WORK / "ipython")}
+    if threads is not None:
+        env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     (spec / "kernel.json").write_text(json.dumps({
         "argv": [str(python()), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "Python 3 (a student's environment)",
@@ -306,6 +309,9 @@ def main(argv: list[str]) -> int:
                         help="do not run the sdist's unit tests in the environment")
     parser.add_argument("--reuse", action="store_true",
                         help="keep an environment made from a wheel with the same files")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads of the chapters' kernels (default: torch's own; "
+                             "1 beside other jobs, as the book build does)")
     args = parser.parse_args(argv)
     if unknown := [lang for lang in args.langs if lang not in LANGS]:
         parser.error(f"unknown language(s) {unknown}")
@@ -323,7 +329,7 @@ def main(argv: list[str]) -> int:
             f"({report['unit_tests']['seconds']:.0f} s)")
     report["chapters"] = {}
     if args.langs:
-        os.environ.update(kernel_environment())
+        os.environ.update(kernel_environment(args.threads))
         for lang in args.langs:
             report["chapters"][lang] = {}
             for chapter in chapters:
