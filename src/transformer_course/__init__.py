@@ -56,7 +56,7 @@ from .positional import (
 )
 from .utils import device, seed_everything
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _SUBMODULES = (
     "bench", "check", "data", "diagrams", "generation", "plotting", "quiz", "training", "viz",

@@ -57,8 +57,11 @@ def inline_json(data: Any) -> str:
 
 def trust_note() -> str:
     """The note an explorer shows until its script runs (an untrusted notebook strips it)."""
-    return html.escape(_("This explorer runs JavaScript in the page: trust the notebook, or "
-                         "open it in Jupyter, Colab or the course book."))
+    # Shown only where the script has not run: a notebook opened untrusted (Jupyter strips
+    # the scripts of its outputs), or a viewer that runs no JavaScript.
+    return html.escape(_("This explorer's JavaScript has not run. In Jupyter, re-run this cell "
+                         "or choose File → Trust Notebook; elsewhere, open the notebook in "
+                         "Jupyter, Colab or the course book."))
 
 
 def standalone_page(title: str, language: str, body: str) -> str:

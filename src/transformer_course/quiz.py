@@ -805,8 +805,9 @@ class Quiz:
         script, style = asset("quiz.js"), asset("quiz.css")
         with _language(self.language):
             data = inline_json(self.payload())
-            note = _("This quiz runs JavaScript in the page: trust the notebook, or open it "
-                     "in Jupyter, Colab or the course book.")
+            note = _("This quiz's JavaScript has not run. In Jupyter, re-run this cell or "
+                     "choose File → Trust Notebook; elsewhere, open the notebook in Jupyter, "
+                     "Colab or the course book.")
             questions = "".join(self._question_html(i, q) for i, q in enumerate(self.questions))
             score = _("Score: {right} / {total}").format(right=0, total=len(self.questions))
             reset = _("Start again")
