@@ -88,3 +88,25 @@ def test_the_package_s_unit_tests_pass_against_the_installed_wheel(report):
     assert Path(tests["imported_from"]).is_relative_to(site), tests["imported_from"]
     assert tests["ok"], tests["output"]
     assert " passed" in tests["summary"] and "failed" not in tests["summary"], tests["summary"]
+
+
+def test_a_student_s_local_jupyter_runs_every_chapter():
+    """`make test` runs the Italian chapters (`make local-check`: all three languages) in a
+    kernel of the fresh environment, as "Run all" in JupyterLab would, with a clock that lies:
+    no error, no claim that differs from the text, and each sentence box says what to install
+    (ipywidgets is not there) instead of stopping the notebook."""
+    import json
+
+    path = local.WORK / "report.json"
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run `make local` (make test does) or `make local-check`")
+    report = json.loads(path.read_text(encoding="utf-8"))
+    chapters = sorted(p.stem for p in (ROOT / "book" / "en").glob("*.ipynb"))
+    assert report["chapters"], "no language ran"
+    assert report.get("lying_clock") is True
+    for lang, results in report["chapters"].items():
+        assert sorted(results) == chapters, f"{lang}: not every chapter ran"
+        for chapter, result in results.items():
+            assert result["ok"], f"{lang}/{chapter}: {result['error']}"
+            assert result["claims_differ"] == [], (lang, chapter, result["claims_differ"])
+            assert result["install_notes"] >= result["sentence_boxes"], (lang, chapter)

@@ -46,12 +46,14 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/runs.py, when imported
+import runs
+
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "_build" / "colab"
 VENV = WORK / "venv"
 RUNTIME = ROOT / "tools" / "colab" / "runtime.txt"
 STUB = ROOT / "tools" / "colab" / "google_colab.py"
-CLOCK = ROOT / "tools" / "colab" / "lying_clock.py"
 LANGS = ("en", "fr", "it")
 # Installed next to runtime.txt: torch as pinned in requirements.txt, pip as Colab has it,
 # setuptools at the lowest release torch 2.13 accepts (Colab: 75.2.0), wheel as Colab.
@@ -150,7 +152,8 @@ def snapshot() -> Path:
     return repo
 
 
-def kernel_environment(*, lying_clock: bool = True) -> dict[str, str]:
+def kernel_environment(*, lying_clock: bool = True, threads: int | None = None
+                       ) -> dict[str, str]:
     """Where the simulated kernel's spec and IPython start-up files live."""
     spec = WORK / "jupyter" / "kernels" / "colab-sim"
     spec.mkdir(parents=True, exist_ok=True)
@@ -159,11 +162,7 @@ def kernel_environment(*, lying_clock: bool = True) -> dict[str, str]:
     (startup / "00-google-colab.py").write_text(
         "# Colab's kernel has google.colab loaded before a notebook's first cell runs.\n"
         "import google.colab  # noqa: F401\n")
-    clock = startup / "01-lying-clock.py"
-    if lying_clock:
-        shutil.copy2(CLOCK, clock)
-    else:
-        clock.unlink(missing_ok=True)
+    runs.lying_clock(WORK / "ipython", on=lying_clock)
     env = {
         "IPYTHONDIR": str(WORK / "ipython"),
         "HF_HUB_OFFLINE": "1",
@@ -171,6 +170,8 @@ def kernel_environment(*, lying_clock: bool = True) -> dict[str, str]:
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
     }
+    if threads is not None:  # beside the book build, one thread each (no spinning)
+        env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     (spec / "kernel.json").write_text(json.dumps({
         "argv": [str(python()), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "Python 3 (Colab simulation)",
@@ -205,19 +206,6 @@ def explorer_pages(nb: dict) -> list[str]:
     return pages
 
 
-def claims_that_differ(nb: dict) -> list[str]:
-    """The "this run differs from the text" notes that hidden checks displayed."""
-    notes = []
-    for cell in nb["cells"]:
-        for output in cell.get("outputs", []):
-            markup = output.get("data", {}).get("text/html", "")
-            markup = "".join(markup) if isinstance(markup, list) else markup
-            if "tc-claim-differs" in markup:
-                text = output["data"].get("text/plain", "")
-                notes.append("".join(text) if isinstance(text, list) else text)
-    return notes
-
-
 def execute(lang: str, chapter: str, url: str, local: str) -> dict:
     import nbformat
     from nbclient import NotebookClient
@@ -229,8 +217,7 @@ def execute(lang: str, chapter: str, url: str, local: str) -> dict:
     if cwd.exists():
         shutil.rmtree(cwd)
     cwd.mkdir(parents=True)
-    os.environ["TC_LYING_CLOCK_SEED"] = str(int(hashlib.sha256(
-        f"{lang}/{chapter}".encode()).hexdigest()[:8], 16))  # the kernel inherits it
+    runs.seed_clock(lang, chapter)
     times: list[float] = []
     started: list[float] = []
     client = NotebookClient(
@@ -266,7 +253,7 @@ def execute(lang: str, chapter: str, url: str, local: str) -> dict:
     return {"seconds": round(seconds, 1), "install_cell_seconds": round(times[0], 1)
             if times else None, "ok": error is None, "error": error,
             "installed_by_first_cell": PACKAGE in installed(), "explorers": explorers,
-            "claims_differ": claims_that_differ(nb)}
+            "claims_differ": runs.claims_that_differ(nb)}
 
 
 def main(argv: list[str]) -> int:
@@ -277,6 +264,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("langs", nargs="*", default=list(LANGS))
     parser.add_argument("--chapters", nargs="*", help="notebook names (default: all)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads of the kernels (default: torch's own)")
     parser.add_argument("--true-clock", action="store_true",
                         help="leave the kernel's clock alone (default: a clock that lies)")
     args = parser.parse_args(argv)
@@ -296,7 +285,8 @@ def main(argv: list[str]) -> int:
     created = reset_runtime()
     baseline = json.loads((WORK / "baseline.json").read_text())
     local = f"file://{snapshot()}"
-    os.environ.update(kernel_environment(lying_clock=not args.true_clock))
+    os.environ.update(kernel_environment(lying_clock=not args.true_clock,
+                                         threads=args.threads))
     report: dict = {
         "lying_clock": not args.true_clock,
         "python": sys.version.split()[0], "torch": TORCH.split("==")[1],
@@ -322,8 +312,8 @@ def main(argv: list[str]) -> int:
     report["added"] = {name: now[name] for name in sorted(set(now) - set(baseline))}
     report_path.write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
 
-    failed = [f"{lang}/{name}" for lang, runs in report["chapters"].items()
-              for name, result in runs.items() if not result["ok"] or result["claims_differ"]]
+    failed = [f"{lang}/{name}" for lang, results in report["chapters"].items()
+              for name, result in results.items() if not result["ok"] or result["claims_differ"]]
     if report["runtime_seconds"] is not None:
         log(f"Colab's runtime installed in {report['runtime_seconds']:.0f} s")
     log(f"added by the chapters: {', '.join(f'{k} {v}' for k, v in report['added'].items())}")

@@ -18,7 +18,9 @@ machine, with a fresh virtual environment and only what the README tells them to
 4. With languages (``en fr it``), every chapter of each runs top to bottom in a kernel of
    that environment, from an empty working folder, as "Run all" in JupyterLab would: no
    error, and the explorers' text boxes (``widgets.sentence_box``) say what to install
-   instead of stopping the notebook.
+   instead of stopping the notebook. The kernels run with the clock that lies
+   (tools/colab/lying_clock.py; ``--true-clock`` turns it off), so that no hidden check may
+   depend on timings: a chapter that shows a "this run differs from the text" note fails.
 
 It writes ``_build/local/report.json`` (times, warnings, packages, test and chapter
 results) and the executed chapters under ``_build/local/executed/<lang>/``.
@@ -45,6 +47,9 @@ import tarfile
 import time
 import zipfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/runs.py, when imported
+import runs
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "_build" / "local"
@@ -235,12 +240,14 @@ def unit_tests(report: dict) -> dict:
 
 # --- the chapters, in a kernel of the environment -------------------------------------------
 
-def kernel_environment(threads: int | None = None) -> dict[str, str]:
+def kernel_environment(threads: int | None = None, *, lying_clock: bool = True
+                       ) -> dict[str, str]:
     """A kernel spec that starts the environment's Python (and nothing of the toolchain);
     ``threads`` caps torch's threads (as the book build does beside other jobs)."""
     spec = WORK / "jupyter" / "kernels" / KERNEL
     spec.mkdir(parents=True, exist_ok=True)
     env = {**OFFLINE, "IPYTHONDIR": str(WORK / "ipython")}
+    runs.lying_clock(WORK / "ipython", on=lying_clock)
     if threads is not None:
         env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     (spec / "kernel.json").write_text(json.dumps({
@@ -271,6 +278,7 @@ def execute(lang: str, chapter: str) -> dict:
     cwd = WORK / "content" / lang / chapter  # a student's own, empty folder
     shutil.rmtree(cwd, ignore_errors=True)
     cwd.mkdir(parents=True)
+    runs.seed_clock(lang, chapter)
     client = NotebookClient(nb, kernel_name=KERNEL, timeout=600,
                             resources={"metadata": {"path": str(cwd)}})
     start = time.perf_counter()
@@ -298,7 +306,7 @@ def execute(lang: str, chapter: str) -> dict:
         error = f"{boxes} sentence_box cell(s) but {notes} note(s) naming the jupyter extra"
     return {"seconds": round(seconds, 1), "ok": error is None, "error": error,
             "explorers": sum("tc-explorer" in h for h in html), "sentence_boxes": boxes,
-            "install_notes": notes}
+            "install_notes": notes, "claims_differ": runs.claims_that_differ(nb)}
 
 
 def main(argv: list[str]) -> int:
@@ -312,7 +320,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--threads", type=int, default=None,
                         help="torch threads of the chapters' kernels (default: torch's own; "
                              "1 beside other jobs, as the book build does)")
+    parser.add_argument("--true-clock", action="store_true",
+                        help="leave the kernels' clock alone (default: a clock that lies)")
     args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT / "tools" / "sphinxext"))
+    from coursebook_kernels import use_private_ipc_kernels
+
+    use_private_ipc_kernels()  # beside the book build: no kernel port collisions
     if unknown := [lang for lang in args.langs if lang not in LANGS]:
         parser.error(f"unknown language(s) {unknown}")
     chapters = args.chapters or sorted(p.stem for p in (ROOT / "book" / "en").glob("*.ipynb"))
@@ -329,7 +343,8 @@ def main(argv: list[str]) -> int:
             f"({report['unit_tests']['seconds']:.0f} s)")
     report["chapters"] = {}
     if args.langs:
-        os.environ.update(kernel_environment(args.threads))
+        os.environ.update(kernel_environment(args.threads, lying_clock=not args.true_clock))
+        report["lying_clock"] = not args.true_clock
         for lang in args.langs:
             report["chapters"][lang] = {}
             for chapter in chapters:
@@ -350,10 +365,13 @@ def main(argv: list[str]) -> int:
         problems.append("ipywidgets came with the install: a student's environment lacks it")
     if "unit_tests" in report and not report["unit_tests"]["ok"]:
         problems.append(f"unit tests failed:\n{report['unit_tests']['output']}")
-    for lang, runs in report["chapters"].items():
-        for chapter, result in runs.items():
+    for lang, results in report["chapters"].items():
+        for chapter, result in results.items():
             if not result["ok"]:
                 problems.append(f"{lang}/{chapter} failed:\n{result['error']}")
+            if result["claims_differ"]:
+                problems.append(f"{lang}/{chapter}: claims differ from the text:\n"
+                                + "\n".join(result["claims_differ"]))
     for problem in problems:
         log(problem)
     return 1 if problems else 0
