@@ -21,10 +21,10 @@ from ._checks import (
     check_id_range,
     check_ids,
     check_positive_int,
+    lookup,
     shape_of,
 )
 from .cache import KVCache
-from .functional import causal_mask
 from .generation import sample_next
 from .layers import Encoder
 
@@ -104,7 +104,6 @@ class LanguageModel(nn.Module):
         """
         check_flag("return_attention", return_attention)
         ids = check_ids("ids", ids)
-        check_id_range("ids", ids, self.vocab_size)
         past = 0
         if cache is not None:
             if not isinstance(cache, KVCache):
@@ -118,15 +117,24 @@ class LanguageModel(nn.Module):
                 f"ids reach position {past + length} (cache {past} + ids {shape_of(ids)}) but "
                 f"max_len={self.max_len}"
             )
-        positions = torch.arange(past, past + length, device=ids.device)  # (L,)
-        x = self.dropout(self.embed(ids) + self.position(positions))  # (B, L, d_model)
-        # One new position may see everything before it: no mask needed then.
-        mask = causal_mask(length, past=past, device=ids.device) if length > 1 else None
+        x = lookup("ids", self.embed, ids)  # (B, L, d_model)
         if return_attention:
-            x, maps = self.blocks(x, mask=mask, cache=cache, return_attention=True)
+            x, maps = self._states(x, past, cache, return_attention=True)
             return self.head(x), maps  # (B, L, vocab_size), [(B, H, L, L_past + L)] * layers
-        x = self.blocks(x, mask=mask, cache=cache)  # (B, L, d_model)
-        return self.head(x)  # (B, L, vocab_size)
+        return self.head(self._states(x, past, cache))  # (B, L, vocab_size)
+
+    def _states(self, x: torch.Tensor, past: int, cache: KVCache | None, *,
+                return_attention: bool = False
+                ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
+        """The stack's output ``(B, L, d_model)`` for the token embeddings ``x`` of
+        positions ``past..past + L - 1``, unchecked (its callers check)."""
+        length = x.shape[1]
+        positions = torch.arange(past, past + length, device=x.device)  # (L,)
+        x = self.dropout(x + self.position(positions))  # (B, L, d_model)
+        # Causal self-attention. The kernel masks without a mask tensor when there is no
+        # past; one new position may see everything before it: no mask at all then.
+        return self.blocks(x, cache=cache, is_causal=length > 1,
+                           return_attention=return_attention)
 
     @torch.no_grad()
     def generate(

@@ -1,0 +1,114 @@
+"""The causal kernel of multi-head attention (issue 17, item 3): exact equalities."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import transformer_course as tc
+
+# --- is_causal: the causal kernel, exactly the causal mask --------------------------------------
+
+class Calls(TorchDispatchMode):
+    """Records every operator call with its arguments."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.calls.append((func, args, kwargs or {}))
+        return func(*args, **(kwargs or {}))
+
+
+def attention_kernels(calls):
+    """The fused kernels called: (name, is_causal, whether a mask was passed)."""
+    found = []
+    for func, args, kwargs in calls:
+        if "_scaled_dot_product" in str(func):
+            names = [a.name for a in func._schema.arguments]
+            values = dict(zip(names, args, strict=False)) | kwargs
+            found.append((str(func), bool(values.get("is_causal")),
+                          values.get("attn_mask") is not None))
+    return found
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_is_causal_equals_the_causal_mask(dtype):
+    torch.manual_seed(6)
+    mha = tc.MultiHeadAttention(16, 4).to(dtype).eval()
+    x = torch.randn(2, 7, 16, dtype=dtype)
+    causal = tc.causal_mask(7)
+    with torch.no_grad():
+        with Calls() as recorded:
+            fused, none = mha(x, x, x, is_causal=True, need_weights=False)
+        masked, _ = mha(x, x, x, mask=causal, need_weights=False)
+        explicit, weights = mha(x, x, x, is_causal=True)
+        explicit_masked, weights_masked = mha(x, x, x, mask=causal)
+    assert none is None
+    assert attention_kernels(recorded.calls) == [
+        ("aten._scaled_dot_product_flash_attention_for_cpu.default", True, False)]
+    assert torch.equal(fused, masked)  # the same numbers, bit for bit, on the CPU
+    assert torch.equal(explicit, explicit_masked) and torch.equal(weights, weights_masked)
+    torch.testing.assert_close(fused, explicit)
+    # against PyTorch's kernel with the boolean mask, on the same projections
+    q, k, v = mha._project(x, x, x)
+    reference = mha.W_o(tc.functional.merge_heads(
+        F.scaled_dot_product_attention(q, k, v, attn_mask=causal)))
+    torch.testing.assert_close(fused, reference, rtol=0, atol=1e-12 if dtype == torch.float64
+                               else 1e-6)
+
+
+def test_is_causal_with_a_past_or_a_padding_mask_is_exact():
+    torch.manual_seed(7)
+    mha = tc.MultiHeadAttention(16, 4, bias=False).double().eval()
+    x = torch.randn(2, 6, 16, dtype=torch.float64)
+    padding = torch.tensor([[True] * 6, [False] * 6])[:, None, None, :]  # row 2: all padding
+    with torch.no_grad():
+        for need_weights in (False, True):
+            both, _ = mha(x, x, x, mask=padding, is_causal=True, need_weights=need_weights)
+            expected, _ = mha(x, x, x, mask=padding & tc.causal_mask(6),
+                              need_weights=need_weights)
+            assert torch.equal(both, expected)
+            assert torch.equal(both[1], torch.zeros(6, 16, dtype=torch.float64))  # no key: 0
+        # after 4 cached positions, 2 new queries: the mask is offset, never top-left aligned
+        cache, full_cache = tc.LayerCache(), tc.LayerCache()
+        mha(x[:, :4], x[:, :4], x[:, :4], is_causal=True, cache=cache, need_weights=False)
+        with Calls() as recorded:
+            new, _ = mha(x[:, 4:], x[:, 4:], x[:, 4:], is_causal=True, cache=cache,
+                         need_weights=False)
+        assert attention_kernels(recorded.calls)[0][1:] == (False, True)  # an explicit mask
+        full, _ = mha(x, x, x, mask=tc.causal_mask(6), cache=full_cache, need_weights=False)
+    torch.testing.assert_close(new, full[:, 4:], rtol=0, atol=1e-12)
+
+
+def test_is_causal_needs_self_attention():
+    mha = tc.MultiHeadAttention(8, 2)
+    q, kv = torch.randn(1, 3, 8), torch.randn(1, 5, 8)
+    with pytest.raises(ValueError, match="is_causal=True needs as many queries as new keys"):
+        mha(q, kv, kv, is_causal=True)
+    with pytest.raises(TypeError, match="is_causal must be True or False"):
+        mha(q, q, q, is_causal="yes")
+    with pytest.raises(TypeError, match="is_causal must be True or False"):
+        tc.Encoder(8, 2, 16, 1)(q, is_causal=1)
+
+
+def test_the_language_model_uses_the_causal_kernel_and_gives_what_it_gave():
+    """`tc.LanguageModel` used to pass a boolean causal mask, so that a GPU never chose its
+    flash kernel (issue 17, item 3): it now passes is_causal=True, with the same logits."""
+    torch.manual_seed(8)
+    model = tc.LanguageModel(30, d_model=32, num_heads=4, num_layers=2, d_ff=64,
+                             dropout=0.0, max_len=16).eval()
+    ids = torch.randint(0, 30, (2, 9))
+    with torch.no_grad():
+        with Calls() as recorded:
+            logits = model(ids)
+        x = model.embed(ids) + model.position(torch.arange(9))
+        before = model.head(model.blocks(x, mask=tc.causal_mask(9)))  # the boolean mask
+    kernels = attention_kernels(recorded.calls)
+    assert len(kernels) == 2 and all(causal and not mask for _, causal, mask in kernels)
+    assert torch.equal(logits, before)
+    _, maps = model(ids, return_attention=True)  # the explicit path: weights of the mask
+    assert all(torch.equal(m[..., ~tc.causal_mask(9)], torch.zeros_like(m[..., ~tc.causal_mask(9)]))
+               for m in maps)
+
