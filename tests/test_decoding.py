@@ -1,4 +1,5 @@
-"""The causal kernel of multi-head attention (issue 17, item 3): exact equalities."""
+"""Generation at the speed of the arithmetic (issue 21, item 1) and the causal kernel of
+multi-head attention (issue 17, item 3): counts and exact equalities, never timings."""
 
 import pytest
 import torch
@@ -6,6 +7,75 @@ import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import transformer_course as tc
+from transformer_course import bench
+from transformer_course._decoding import WrittenOut
+
+
+@pytest.fixture(scope="module")
+def chapter_10_model():
+    torch.manual_seed(0)
+    return tc.LanguageModel(110, **bench.LM_CONFIG).eval()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_cached_and_uncached_generation_write_the_same_tokens(chapter_10_model, threads):
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        prompt = torch.randint(0, 110, (2, 16), generator=torch.Generator().manual_seed(1))
+        out = {use_cache: chapter_10_model.generate(
+            prompt, 96, use_cache=use_cache, generator=torch.Generator().manual_seed(2))
+            for use_cache in (True, False)}
+        assert torch.equal(out[True], out[False])
+        assert torch.get_num_threads() == threads  # the single-thread steps give it back
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("norm_first", [True, False])
+def test_the_written_out_step_is_the_model_bit_for_bit(norm_first):
+    torch.manual_seed(3)
+    model = tc.LanguageModel(40, d_model=32, num_heads=4, num_layers=3, d_ff=64,
+                             max_len=32, norm_first=norm_first).eval()
+    step = WrittenOut.of(model)
+    assert step is not None
+    ids = torch.randint(0, 40, (3, 12))
+    modules, written = model.new_cache(), model.new_cache()
+    with torch.no_grad():
+        model(ids[:, :5], cache=modules)
+        model(ids[:, :5], cache=written)
+        for t in range(5, 12):
+            expected = model(ids[:, t:t + 1], cache=modules)[:, -1]  # (B, V)
+            assert torch.equal(step(ids[:, t], written), expected)
+    for ours, theirs in zip(written.layers, modules.layers, strict=True):
+        assert torch.equal(ours.keys, theirs.keys) and torch.equal(ours.values, theirs.values)
+
+
+def test_hooks_and_replaced_modules_keep_generation_on_the_modules(chapter_10_model):
+    model = chapter_10_model
+    prompt = torch.randint(0, 110, (1, 5), generator=torch.Generator().manual_seed(4))
+    expected = model.generate(prompt, 6, generator=torch.Generator().manual_seed(5))
+    calls = []
+    handle = model.blocks.layers[1].ff.register_forward_hook(lambda *_: calls.append(1))
+    try:
+        assert WrittenOut.of(model) is None
+        out = model.generate(prompt, 6, generator=torch.Generator().manual_seed(5))
+    finally:
+        handle.remove()
+    assert len(calls) == 6 and torch.equal(out, expected)  # the prompt and 5 cached steps
+    assert WrittenOut.of(model) is not None
+
+    class Doubled(tc.FeedForward):
+        def forward(self, x):
+            return 2 * super().forward(x)
+
+    other = tc.LanguageModel(20, d_model=16, num_heads=2, num_layers=1, d_ff=32).eval()
+    ff = other.blocks.layers[0].ff
+    other.blocks.layers[0].ff = Doubled(16, 32, activation="gelu")
+    other.blocks.layers[0].ff.load_state_dict(ff.state_dict())
+    assert WrittenOut.of(other) is None
+    assert WrittenOut.of(other.train()) is None  # training mode: dropout is on
+
 
 # --- is_causal: the causal kernel, exactly the causal mask --------------------------------------
 

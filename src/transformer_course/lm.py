@@ -13,6 +13,8 @@ work of recomputing the keys and values of the prefix at every step.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
 
@@ -24,6 +26,8 @@ from ._checks import (
     lookup,
     shape_of,
 )
+from ._decoding import WrittenOut, single_thread
+from ._numerics import nested
 from .cache import KVCache
 from .generation import sample_next
 from .layers import Encoder
@@ -136,6 +140,29 @@ class LanguageModel(nn.Module):
         return self.blocks(x, cache=cache, is_causal=length > 1,
                            return_attention=return_attention)
 
+    def _step(self, ids: torch.Tensor, cache: KVCache | None) -> torch.Tensor:
+        """The next-token logits ``(B, vocab_size)`` after ``ids`` ``(B, L)``, which
+        continue the ``cache`` (or start from nothing without one), through the modules.
+
+        :meth:`generate`'s forward pass: it checked its arguments once, so each step runs
+        unchecked and unguarded (its inputs are rows of the model's own embedding table)."""
+        past = 0 if cache is None else cache.length
+        with nested():  # the layers skip their checks and the overflow guard
+            x = self._states(self.embed(ids), past, cache)  # (B, L, d_model)
+            return self.head(x[:, -1])  # (B, vocab_size): the last position only
+
+    def _stepper(self) -> Callable[[torch.Tensor, KVCache | None], torch.Tensor]:
+        """:meth:`_step`, with one new position after a cache written out
+        (:class:`~transformer_course._decoding.WrittenOut`) where that is exactly the
+        model. Chosen once per :meth:`generate` call, in eval mode."""
+        written_out = WrittenOut.of(self)
+
+        def step(ids: torch.Tensor, cache: KVCache | None) -> torch.Tensor:
+            if written_out is not None and cache is not None and ids.shape[1] == 1:
+                return written_out(ids[:, 0], cache)  # (B, vocab_size)
+            return self._step(ids, cache)  # (B, vocab_size)
+        return step
+
     @torch.no_grad()
     def generate(
         self,
@@ -180,17 +207,19 @@ class LanguageModel(nn.Module):
         try:
             ids = prompt
             cache = self.new_cache() if use_cache else None
-            logits = self(ids, cache=cache)[:, -1]  # (B, V): the prompt, all at once
-            for step in range(steps):
-                token = sample_next(logits, temperature=temperature, top_k=top_k,
-                                    generator=generator)  # (B,)
-                ids = torch.cat([ids, token[:, None]], dim=1)  # (B, L0 + step + 1)
-                if step == steps - 1:
-                    break
-                if use_cache:
-                    logits = self(token[:, None], cache=cache)[:, -1]  # one new position
-                else:
-                    logits = self(ids)[:, -1]  # the whole sequence again
+            logits_after = self._stepper()  # unchecked: the arguments were checked above
+            logits = logits_after(ids, cache)  # (B, V): the prompt, all at once
+            with single_thread(use_cache and ids.device.type == "cpu"):  # tiny steps
+                for step in range(steps):
+                    token = sample_next(logits, temperature=temperature, top_k=top_k,
+                                        generator=generator)  # (B,)
+                    ids = torch.cat([ids, token[:, None]], dim=1)  # (B, L0 + step + 1)
+                    if step == steps - 1:
+                        break
+                    if use_cache:
+                        logits = logits_after(token[:, None], cache)  # one new position
+                    else:
+                        logits = logits_after(ids, None)  # the whole sequence again
             return ids
         finally:
             self.train(was_training)
