@@ -1,6 +1,8 @@
 """Generation at the speed of the arithmetic (issue 21, item 1) and the causal kernel of
 multi-head attention (issue 17, item 3): counts and exact equalities, never timings."""
 
+import re
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -10,11 +12,25 @@ import transformer_course as tc
 from transformer_course import bench
 from transformer_course._decoding import WrittenOut
 
+# The operators one cached token of chapter 10's model costs with torch 2.13, sampling
+# included (115 before issue 21: argument checks, the overflow guard's check, and a
+# linear layer on (B, 1, d) inputs dispatching four operators instead of one).
+OPERATORS_PER_CACHED_TOKEN = 57
+
 
 @pytest.fixture(scope="module")
 def chapter_10_model():
     torch.manual_seed(0)
     return tc.LanguageModel(110, **bench.LM_CONFIG).eval()
+
+
+def test_operators_per_cached_token(chapter_10_model):
+    prompt = torch.randint(0, 110, (1, 16), generator=torch.Generator().manual_seed(0))
+    calls = bench.operators_per_token(chapter_10_model, prompt)
+    assert sum(calls.values()) <= OPERATORS_PER_CACHED_TOKEN, dict(calls)
+    assert not any("local_scalar_dense" in name for name in calls)  # nothing read on the host
+    uncached = bench.operators_per_token(chapter_10_model, prompt, use_cache=False)
+    assert sum(uncached.values()) > sum(calls.values())
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -182,3 +198,18 @@ def test_the_language_model_uses_the_causal_kernel_and_gives_what_it_gave():
     assert all(torch.equal(m[..., ~tc.causal_mask(9)], torch.zeros_like(m[..., ~tc.causal_mask(9)]))
                for m in maps)
 
+
+def test_bench_generate_prints_both_thread_counts_and_the_operators(monkeypatch, capsys):
+    """`python -m transformer_course.bench generate`: the 1-thread figures on the line before
+    the last, whose form the 2-thread figures keep (tiny sizes here: timings are the
+    script's job, not the tests')."""
+    full = bench.bench_generate
+    monkeypatch.setattr(bench, "bench_generate",
+                        lambda: full(new_tokens=8, prompt_length=4, repeats=1))
+    assert bench.main(["generate"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    figures = r"\d+ tokens/s with the cache, \d+ without, \d+\.\dx, identical tokens$"
+    assert re.match(r"generate, 1 thread: " + figures, lines[-2]), lines[-2]
+    assert re.match(r"generate: " + figures, lines[-1]), lines[-1]
+    assert re.search(r"with the cache: \d+ PyTorch operators per token", lines[-3])
+    assert "load average" in lines[-4]
