@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 LOCALE := src/transformer_course/locale
 
-.PHONY: setup book test lint bench browser colab colab-check catalogs clean
+.PHONY: setup book test lint bench browser colab colab-check local-check catalogs clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,14 @@ colab-check: setup browser
 	$(PY) tools/colab_sim.py en fr it
 	$(PY) -m pytest -q tests/test_colab.py
 
+# A student's own machine (tools/local_jupyter.py): the sdist and wheel built warning-free,
+# a fresh venv with torch, the wheel's `course` extra and JupyterLab (no ipywidgets), the
+# package's unit tests against the installed wheel, and every chapter in that venv's kernel
+# (one torch thread per kernel: two spin on a loaded machine, and chapters 8 and 10 then
+# overran the 600 s cell timeout here).
+local-check: setup
+	$(PY) tools/local_jupyter.py en fr it --reuse --threads 1
+
 # The message catalogs of the package (gettext, managed with Babel): extract the messages
 # from the source, merge them into the fr and it catalogs, compile to check them.
 catalogs: setup
@@ -56,9 +64,11 @@ catalogs: setup
 
 # The tests check the built site (pages, links, offline loading in Chromium) and the
 # Colab simulation's results: the book and the simulation run side by side first.
+# The package's own tests (the ones its sdist ships) run once, against the wheel installed in
+# a fresh venv (tests/test_wheel.py, TC_PACKAGE_TESTS=wheel), not a second time on the source.
 test: setup lint browser
 	$(MAKE) --no-print-directory -j2 book colab
-	$(PY) -m pytest
+	TC_PACKAGE_TESTS=wheel $(PY) -m pytest
 
 bench: setup
 	$(PY) -m transformer_course.bench all

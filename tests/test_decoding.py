@@ -67,6 +67,32 @@ def test_the_written_out_step_is_the_model_bit_for_bit(norm_first):
         assert torch.equal(ours.keys, theirs.keys) and torch.equal(ours.values, theirs.values)
 
 
+def test_the_written_out_step_is_the_model_with_padding_too():
+    """Prompts of different lengths (left padding, an attention mask): the written-out step
+    takes each row's own position and never attends to padding, as forward does."""
+    torch.manual_seed(9)
+    model = tc.LanguageModel(40, d_model=32, num_heads=4, num_layers=2, d_ff=64,
+                             max_len=32).eval()
+    step = WrittenOut.of(model)
+    ids = torch.randint(1, 40, (3, 9))
+    keep = torch.ones(3, 9, dtype=torch.bool)
+    keep[0, :3] = False  # row 1: three padding positions on the left
+    keep[2, :1] = False
+    modules, written = model.new_cache(), model.new_cache()
+    with torch.no_grad():
+        model(ids[:, :5], cache=modules, attention_mask=keep[:, :5])
+        model(ids[:, :5], cache=written, attention_mask=keep[:, :5])
+        for t in range(5, 9):
+            expected = model(ids[:, t:t + 1], cache=modules,
+                             attention_mask=keep[:, :t + 1])[:, -1]  # (B, V)
+            assert torch.equal(step(ids[:, t], written, keep[:, :t + 1]), expected)
+    prompt = torch.tensor([[0, 0, 5, 6, 7], [9, 10, 11, 12, 13]])
+    out = {use_cache: model.generate(prompt, 10, pad_id=0, use_cache=use_cache,
+                                     generator=torch.Generator().manual_seed(10))
+           for use_cache in (True, False)}
+    assert torch.equal(out[True], out[False])
+
+
 def test_hooks_and_replaced_modules_keep_generation_on_the_modules(chapter_10_model):
     model = chapter_10_model
     prompt = torch.randint(0, 110, (1, 5), generator=torch.Generator().manual_seed(4))

@@ -24,6 +24,7 @@ __all__ = [
     "check_positive_int",
     "check_probability",
     "check_real",
+    "check_same_device",
     "check_tensor",
     "check_width",
     "has_data",
@@ -160,6 +161,20 @@ def check_like(name: str, x: torch.Tensor, reference: torch.Tensor | None, *,
         raise ValueError(
             f"{name} is on device {x.device} but {owner}'s parameters are on "
             f"{reference.device}: move one of them with .to(device)"
+        )
+
+
+def check_same_device(name: str, x: torch.Tensor, device: torch.device, *,
+                      owner: str = "the model") -> None:
+    """Check that ``x`` is on ``device``, where ``owner``'s parameters are.
+
+    ``training.fit`` moves a model to :func:`transformer_course.device` (a GPU in Colab), so a
+    prompt built on the CPU afterwards lands here: the message says where each one is.
+    """
+    if x.device != device:
+        raise ValueError(
+            f"{name} is on device {x.device} but {owner} is on {device}: move one of them "
+            f"with .to(device), for example {name}.to({str(device)!r})"
         )
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -28,9 +28,6 @@ from torch import nn
 from ._numerics import LayerNorm
 from .cache import KVCache
 from .layers import ACTIVATIONS, Encoder, EncoderLayer, FeedForward, MultiHeadAttention
-
-if TYPE_CHECKING:
-    from .lm import LanguageModel
 
 __all__ = ["WrittenOut", "single_thread"]
 
@@ -109,9 +106,9 @@ class WrittenOut(NamedTuple):
     head: _Affine
 
     @classmethod
-    def of(cls, model: LanguageModel) -> WrittenOut | None:
-        """The written-out step of ``model`` in eval mode, or None where it would not be
-        exactly the model (hooks, replaced modules, training mode)."""
+    def of(cls, model: nn.Module) -> WrittenOut | None:
+        """The written-out step of ``model`` (a ``LanguageModel``) in eval mode, or None
+        where it would not be exactly the model (hooks, replaced modules, training mode)."""
         blocks = model.blocks
         if (model.training or _hooked(model) or type(blocks) is not Encoder
                 or type(model.embed) is not nn.Embedding
@@ -140,11 +137,22 @@ class WrittenOut(NamedTuple):
             head=_Affine.of(model.head),
         )
 
-    def __call__(self, token: torch.Tensor, cache: KVCache) -> torch.Tensor:
+    def __call__(self, token: torch.Tensor, cache: KVCache, keep: torch.Tensor | None = None
+                 ) -> torch.Tensor:
         """The logits ``(B, V)`` that follow ``token`` ``(B,)``, the position after the
-        ``cache.length`` cached ones; its keys and values are added to ``cache``."""
+        ``cache.length`` cached ones; its keys and values are added to ``cache``.
+
+        ``keep`` ``(B, L_past + 1)``: where the real tokens are (padding is never a key,
+        and a position counts the real tokens before it), as ``forward``'s
+        ``attention_mask``; None when every token is real."""
         batch = token.shape[0]
-        x = self.token_table[token] + self.position_table[cache.length]  # (B, d_model)
+        if keep is None:
+            position = self.position_table[cache.length]  # (d_model,)
+            mask = None  # the new position sees every key
+        else:
+            position = self.position_table[keep.long().sum(dim=1) - 1]  # (B, d_model)
+            mask = keep[:, None, None, :]  # (B, 1, 1, L_past + 1): never a padding key
+        x = self.token_table[token] + position  # (B, d_model)
         for block, layer_cache in zip(self.blocks, cache.layers, strict=True):
             h = block.norm1(x) if block.norm_first else x  # (B, d_model)
             # (B, d_model) -> (B, H, 1, d_head): one query, key and value per head
@@ -152,7 +160,7 @@ class WrittenOut(NamedTuple):
                        for t in (block.q(h), block.k(h), block.v(h)))
             k, v = layer_cache.append(k, v)  # (B, H, L_past + 1, d_head) each
             layer_cache.store(k, v)
-            heads = F.scaled_dot_product_attention(q, k, v)  # (B, H, 1, d_head): every key
+            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (B, H, 1, d_head)
             attended = block.o(heads.reshape(batch, -1))  # (B, d_model): heads concatenated
             if block.norm_first:
                 x = x + attended

@@ -14,6 +14,7 @@ from ._checks import (
     check_positive_int,
     check_probability,
     check_real,
+    check_same_device,
     lookup,
     shape_of,
 )
@@ -118,11 +119,7 @@ class BertEncoder(nn.Module):
                 f"input_ids has {input_ids.shape[1]} positions (shape {shape_of(input_ids)}) "
                 f"but the model has {emb.position.num_embeddings} position embeddings"
             )
-        if input_ids.device != emb.word.weight.device:
-            raise ValueError(
-                f"input_ids is on device {input_ids.device} but the model is on "
-                f"{emb.word.weight.device}: move one of them with .to(device)"
-            )
+        check_same_device("input_ids", input_ids, emb.word.weight.device)
         check_flag("output_hidden_states", output_hidden_states)
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)

@@ -675,6 +675,25 @@ class Encoder(_Stack):
 
     layer_class = EncoderLayer
 
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        num_layers: int,
+        *,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        norm_first: bool = False,
+        eps: float = 1e-5,
+        bias: bool = True,
+        final_norm: bool | None = None,
+    ) -> None:
+        # Its own signature, so that a missing size is reported as Encoder's, by name.
+        super().__init__(d_model, num_heads, d_ff, num_layers, dropout=dropout,
+                         activation=activation, norm_first=norm_first, eps=eps, bias=bias,
+                         final_norm=final_norm)
+
     def forward(
         self,
         x: torch.Tensor,
@@ -710,7 +729,8 @@ class Encoder(_Stack):
             if not isinstance(cache, KVCache):
                 raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
             if len(cache.layers) != len(self.layers):
-                raise ValueError(f"cache has {len(cache.layers)} layers, the stack "
+                have = len(cache.layers)
+                raise ValueError(f"cache has {have} layer{'s' if have != 1 else ''}, the stack "
                                  f"{len(self.layers)}: build it with KVCache({len(self.layers)})")
             past = _check_cache(cache.layers[0], attn, x)
             for i, layer in enumerate(self.layers[1:], start=1):  # the layers run unchecked
@@ -758,6 +778,25 @@ class Decoder(_Stack):
     """A stack of ``num_layers`` :class:`DecoderLayer` s; arguments as for :class:`Encoder`."""
 
     layer_class = DecoderLayer
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        num_layers: int,
+        *,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        norm_first: bool = False,
+        eps: float = 1e-5,
+        bias: bool = True,
+        final_norm: bool | None = None,
+    ) -> None:
+        # Its own signature, so that a missing size is reported as Decoder's, by name.
+        super().__init__(d_model, num_heads, d_ff, num_layers, dropout=dropout,
+                         activation=activation, norm_first=norm_first, eps=eps, bias=bias,
+                         final_norm=final_norm)
 
     def forward(
         self,

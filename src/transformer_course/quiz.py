@@ -62,13 +62,12 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from ._page import asset, inline_json, number_format, standalone_page
 from .i18n import LANGUAGES, format_number, get_language, set_language
 from .i18n import gettext as _
 
@@ -524,12 +523,6 @@ def _shown_value(value: float, decimals: int | None) -> float:
     return float(f"{value:.6g}")
 
 
-def _number_format() -> dict[str, str]:
-    """The decimal separator, group separator and minus sign of the reader's language."""
-    half, thousand, minus = format_number(0.5), format_number(1000), format_number(-1)
-    return {"decimal": half[1:-1], "group": thousand[1:-3], "minus": minus[:-1]}
-
-
 def _letter(index: int) -> str:
     return "ABCDEFGH"[index]
 
@@ -738,7 +731,7 @@ class Quiz:
             questions.append(entry)
         with _language(self.language):
             return {"version": VERSION, "language": self.language, "questions": questions,
-                    "strings": self._strings(), "numbers": _number_format()}
+                    "strings": self._strings(), "numbers": number_format()}
 
     def _written(self, q: Question) -> str:
         if isinstance(q.value, list):
@@ -809,13 +802,12 @@ class Quiz:
         if not self.questions:
             raise ValueError("this quiz has no question: add some with .single(), "
                              ".multiple(), .numeric() or .picture()")
-        script, style = _assets()
+        script, style = asset("quiz.js"), asset("quiz.css")
         with _language(self.language):
-            data = json.dumps(self.payload(), ensure_ascii=False, separators=(",", ":"),
-                              allow_nan=False)
-            data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            note = _("This quiz runs JavaScript in the page: trust the notebook, or open it "
-                     "in Jupyter, Colab or the course book.")
+            data = inline_json(self.payload())
+            note = _("This quiz's JavaScript has not run. In Jupyter, re-run this cell or "
+                     "choose File → Trust Notebook; elsewhere, open the notebook in Jupyter, "
+                     "Colab or the course book.")
             questions = "".join(self._question_html(i, q) for i, q in enumerate(self.questions))
             score = _("Score: {right} / {total}").format(right=0, total=len(self.questions))
             reset = _("Start again")
@@ -839,12 +831,8 @@ class Quiz:
         """Write the quiz to a standalone HTML page (what Colab and Jupyter get)."""
         path = Path(path)
         with _language(self.language):
-            title = _html.escape(_("Quiz"))
-        path.write_text(
-            f'<!DOCTYPE html>\n<html lang="{self.language}">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{title}</title>\n</head>\n<body>\n{self.html()}\n</body>\n</html>\n",
-            encoding="utf-8")
+            title = _("Quiz")
+        path.write_text(standalone_page(title, self.language, self.html()), encoding="utf-8")
         return path
 
     def __repr__(self) -> str:
@@ -869,22 +857,6 @@ class _language:  # noqa: N801 (used as a context manager, like a function)
 
     def __exit__(self, *exc: object) -> None:
         set_language(self.before)
-
-
-@cache
-def _assets() -> tuple[str, str]:
-    """The quiz's JavaScript and CSS, compacted (indentation and comment lines dropped)."""
-    folder = resources.files(__package__) / "js"
-    out = []
-    for name in ("quiz.js", "quiz.css"):
-        text = (folder / name).read_text(encoding="utf-8")
-        text = re.sub(r"^/\*.*?\*/\s*", "", text, flags=re.S)  # the file's header comment
-        lines = [line.strip() for line in text.splitlines()]
-        text = "\n".join(line for line in lines if line and not line.startswith("//"))
-        if "</" in text:
-            raise RuntimeError(f"{name} must not contain '</' (it is inlined in HTML)")
-        out.append(text)
-    return out[0], out[1]
 
 
 # --- reading quizzes back from a page ------------------------------------------------------------

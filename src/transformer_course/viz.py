@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import torch
 
 from ._checks import check_int, has_data, shape_of
+from ._optional import require
 from .i18n import gettext as _
 
 __all__ = ["ENV_VAR", "AttentionView", "attention_of", "head_view", "model_view"]
@@ -151,7 +152,8 @@ def _translate(markup: str, script: str) -> tuple[str, str]:
 
 def _view(kind: str, attention: object, tokens: Sequence[str], base_url: str | None,
           **options: object) -> AttentionView:
-    import bertviz  # imported here: bertviz is an optional dependency
+    # imported here: bertviz is an optional dependency (the `course` extra)
+    bertviz = require("bertviz", feature="transformer_course.viz", extra="course")
 
     layers = _as_layers(attention)
     if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Sequence):
