@@ -6,6 +6,7 @@ import math
 import numbers
 
 import torch
+from torch import nn
 
 __all__ = [
     "check_attention_mask",
@@ -27,6 +28,7 @@ __all__ = [
     "check_tensor",
     "check_width",
     "has_data",
+    "lookup",
     "shape_of",
 ]
 
@@ -95,6 +97,28 @@ def check_id_range(name: str, ids: torch.Tensor, size: int, *, what: str = "voca
             f"{name} holds the id {bad}, outside [0, {size}) (the {what} has {size} entries; "
             f"shape {shape_of(ids)})"
         )
+
+
+def lookup(name: str, table: nn.Embedding, ids: torch.Tensor, *, what: str = "vocabulary"
+           ) -> torch.Tensor:
+    """``table(ids)``: an id outside the table raises a ``ValueError`` naming ``name``.
+
+    Nothing is read back on the host unless the lookup fails, so that a training forward
+    on a GPU never waits for the CPU: on the CPU the lookup's own ``IndexError`` is turned
+    into the package's message. On an accelerator, where that error is a device-side
+    assertion, the range is checked first (one synchronisation) when autograd is off; in
+    a forward that autograd records, an id outside the table trips PyTorch's own
+    assertion (``CUDA error: device-side assert triggered``): check that the tokenizer
+    and the model agree on the vocabulary size.
+    """
+    if ids.device.type not in ("cpu", "meta") and not torch.is_grad_enabled():
+        check_id_range(name, ids, table.num_embeddings, what=what)
+    try:
+        return table(ids)
+    except IndexError as err:
+        error = err
+    check_id_range(name, ids, table.num_embeddings, what=what)  # names the id outside
+    raise error
 
 
 def check_attention_mask(name: str, mask: object, ids: torch.Tensor, ids_name: str

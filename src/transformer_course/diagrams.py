@@ -235,6 +235,8 @@ class _Plan:
 def _class_name(module: nn.Module | type) -> str:
     """``transformer_course.MultiHeadAttention``, ``torch.nn.LayerNorm``."""
     cls = module if isinstance(module, type) else type(module)
+    if issubclass(cls, nn.LayerNorm) and cls.__module__.startswith("transformer_course"):
+        cls = nn.LayerNorm  # the package's own is nn.LayerNorm, made overflow-safe
     if cls.__module__.startswith("torch.nn"):
         return f"torch.nn.{cls.__name__}"
     if cls.__module__.startswith("transformer_course"):

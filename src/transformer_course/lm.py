@@ -16,6 +16,8 @@ an attention mask or a padding id).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
 
@@ -29,8 +31,11 @@ from ._checks import (
     check_same_device,
     check_tensor,
     has_data,
+    lookup,
     shape_of,
 )
+from ._decoding import WrittenOut, single_thread
+from ._numerics import nested
 from .cache import KVCache
 from .functional import causal_mask
 from .generation import _check_generator, _draw, check_sampling
@@ -117,7 +122,6 @@ class LanguageModel(nn.Module):
         """
         check_flag("return_attention", return_attention)
         ids = check_ids("ids", ids)
-        check_id_range("ids", ids, self.vocab_size)
         check_same_device("ids", ids, self.embed.weight.device)
         past = 0
         if cache is not None:
@@ -132,23 +136,60 @@ class LanguageModel(nn.Module):
                 f"ids reach position {past + length} (cache {past} + ids {shape_of(ids)}) but "
                 f"max_len={self.max_len}"
             )
-        if attention_mask is None:
-            positions = torch.arange(past, past + length, device=ids.device)  # (L,)
-            # One new position may see everything before it: no mask needed then.
-            mask = causal_mask(length, past=past, device=ids.device) if length > 1 else None
+        keep = None if attention_mask is None else _check_mask(attention_mask, ids, past)
+        x = lookup("ids", self.embed, ids)  # (B, L, d_model)
+        if return_attention:
+            x, maps = self._states(x, past, cache, keep, return_attention=True)
+            return self.head(x), maps  # (B, L, vocab_size), [(B, H, L, L_past + L)] * layers
+        return self.head(self._states(x, past, cache, keep))  # (B, L, vocab_size)
+
+    def _states(self, x: torch.Tensor, past: int, cache: KVCache | None,
+                keep: torch.Tensor | None, *, return_attention: bool = False
+                ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
+        """The stack's output ``(B, L, d_model)`` for the token embeddings ``x`` of the
+        positions after ``past`` cached ones (``keep``: the ``(B, L_past + L)`` bool mask
+        of the real tokens, or None), unchecked (its callers check)."""
+        length = x.shape[1]
+        if keep is None:
+            positions = torch.arange(past, past + length, device=x.device)  # (L,)
+            # Causal self-attention: without a past the kernel masks with no mask tensor;
+            # one new position may see everything before it: no mask at all then.
+            mask, causal = None, length > 1
         else:
-            keep = _check_mask(attention_mask, ids, past)  # (B, L_past + L)
             # A real token's position counts the real tokens before it (padding skipped).
             positions = (keep.long().cumsum(dim=1) - 1).clamp(min=0)[:, past:]  # (B, L)
-            mask = keep[:, None, None, :]  # (B, 1, 1, L_past + L): padding is never a key
-            if length > 1:
-                mask = mask & causal_mask(length, past=past, device=ids.device)  # (B,1,L,L+p)
-        x = self.dropout(self.embed(ids) + self.position(positions))  # (B, L, d_model)
-        if return_attention:
-            x, maps = self.blocks(x, mask=mask, cache=cache, return_attention=True)
-            return self.head(x), maps  # (B, L, vocab_size), [(B, H, L, L_past + L)] * layers
-        x = self.blocks(x, mask=mask, cache=cache)  # (B, L, d_model)
-        return self.head(x)  # (B, L, vocab_size)
+            mask, causal = keep[:, None, None, :], False  # (B, 1, 1, L_past + L)
+            if length > 1:  # padding is never a key, and the future neither
+                mask = mask & causal_mask(length, past=past, device=x.device)  # (B,1,L,L+p)
+        x = self.dropout(x + self.position(positions))  # (B, L, d_model)
+        return self.blocks(x, mask=mask, cache=cache, is_causal=causal,
+                           return_attention=return_attention)
+
+    def _step(self, ids: torch.Tensor, cache: KVCache | None, keep: torch.Tensor | None
+              ) -> torch.Tensor:
+        """The next-token logits ``(B, vocab_size)`` after ``ids`` ``(B, L)``, which
+        continue the ``cache`` (or start from nothing without one), through the modules.
+
+        :meth:`generate`'s forward pass: it checked its arguments once, so each step runs
+        unchecked and unguarded (its inputs are rows of the model's own embedding table)."""
+        past = 0 if cache is None else cache.length
+        with nested():  # the layers skip their checks and the overflow guard
+            x = self._states(self.embed(ids), past, cache, keep)  # (B, L, d_model)
+            return self.head(x[:, -1])  # (B, vocab_size): the last position only
+
+    def _stepper(self) -> Callable[[torch.Tensor, KVCache | None, torch.Tensor | None],
+                                   torch.Tensor]:
+        """:meth:`_step`, with one new position after a cache written out
+        (:class:`~transformer_course._decoding.WrittenOut`) where that is exactly the
+        model. Chosen once per :meth:`generate` call, in eval mode."""
+        written_out = WrittenOut.of(self)
+
+        def step(ids: torch.Tensor, cache: KVCache | None, keep: torch.Tensor | None
+                 ) -> torch.Tensor:
+            if written_out is not None and cache is not None and ids.shape[1] == 1:
+                return written_out(ids[:, 0], cache, keep)  # (B, vocab_size)
+            return self._step(ids, cache, keep)  # (B, vocab_size)
+        return step
 
     @torch.no_grad()
     def generate(
@@ -242,26 +283,32 @@ class LanguageModel(nn.Module):
                   options: tuple[float, int | None, float | None], eos_id: int | None,
                   fill: int | None, use_cache: bool, generator: torch.Generator | None
                   ) -> torch.Tensor:
-        """The new tokens ``(B, T)`` after left-aligned ``ids`` (``keep``: their mask)."""
+        """The new tokens ``(B, T)`` after left-aligned ``ids`` (``keep``: their mask).
+
+        :meth:`generate` checked the arguments once: each step runs unchecked and unguarded
+        (:meth:`_stepper`), and the cached steps, a few dozen tiny operations each, on one
+        CPU thread (the caller's count is given back)."""
         cache = self.new_cache() if use_cache else None
-        logits = self(ids, cache=cache, attention_mask=keep)[:, -1]  # (B, V): the prompt
+        logits_after = self._stepper()
+        logits = logits_after(ids, cache, keep)  # (B, V): the prompt, all at once
         done = torch.zeros(ids.shape[0], dtype=torch.bool, device=ids.device)
         new = []
-        for step in range(steps):
-            token = _draw(logits, *options, generator)  # (B,)
-            if eos_id is not None:
-                token = token.masked_fill(done, fill)  # a finished row only pads
-                done = done | (token == eos_id)
-            new.append(token)
-            if step == steps - 1 or (eos_id is not None and bool(done.all())):
-                break
-            ids = torch.cat([ids, token[:, None]], dim=1)  # (B, L0 + step + 1)
-            if keep is not None:
-                keep = torch.cat([keep, keep.new_ones(keep.shape[0], 1)], dim=1)
-            if use_cache:  # one new position
-                logits = self(token[:, None], cache=cache, attention_mask=keep)[:, -1]
-            else:  # the whole sequence again
-                logits = self(ids, attention_mask=keep)[:, -1]
+        with single_thread(use_cache and ids.device.type == "cpu"):
+            for step in range(steps):
+                token = _draw(logits, *options, generator)  # (B,)
+                if eos_id is not None:
+                    token = token.masked_fill(done, fill)  # a finished row only pads
+                    done = done | (token == eos_id)
+                new.append(token)
+                if step == steps - 1 or (eos_id is not None and bool(done.all())):
+                    break
+                ids = torch.cat([ids, token[:, None]], dim=1)  # (B, L0 + step + 1)
+                if keep is not None:
+                    keep = torch.cat([keep, keep.new_ones(keep.shape[0], 1)], dim=1)
+                if use_cache:  # one new position
+                    logits = logits_after(token[:, None], cache, keep)
+                else:  # the whole sequence again
+                    logits = logits_after(ids, None, keep)
         return torch.stack(new, dim=1)
 
 

@@ -14,13 +14,13 @@ from ._checks import (
     check_bool_mask,
     check_choice,
     check_flag,
-    check_id_range,
     check_ids,
     check_int,
     check_positive_int,
     check_probability,
     check_same_device,
     check_tensor,
+    lookup,
     shape_of,
 )
 from .functional import causal_mask, padding_mask
@@ -41,9 +41,11 @@ class TransformerAttention:
 
 
 def _checked_tokens(name: str, tokens: object, table: nn.Embedding) -> torch.Tensor:
-    """Check ``(B, L)`` ids of any integer dtype for ``table``; return them as ``long``."""
+    """Check ``(B, L)`` ids of any integer dtype for ``table``; return them as ``long``.
+
+    Their range is checked by the lookup (:func:`~transformer_course._checks.lookup`),
+    which reads nothing back on the host in a training forward."""
     tokens = check_ids(name, tokens)
-    check_id_range(name, tokens, table.num_embeddings)
     check_same_device(name, tokens, table.weight.device)
     return tokens
 
@@ -126,8 +128,8 @@ class Transformer(nn.Module):
             if p.dim() > 1:
                 nn.init.xavier_uniform_(p)
 
-    def _embed(self, tokens: torch.Tensor, table: nn.Embedding) -> torch.Tensor:
-        x = table(tokens) * math.sqrt(self.d_model)  # (B, L, d_model)
+    def _embed(self, name: str, tokens: torch.Tensor, table: nn.Embedding) -> torch.Tensor:
+        x = lookup(name, table, tokens) * math.sqrt(self.d_model)  # (B, L, d_model)
         return self.dropout(self.positional(x))
 
     def _check_masks(self, src: torch.Tensor, tgt: torch.Tensor | None,
@@ -165,7 +167,7 @@ class Transformer(nn.Module):
         src = _checked_tokens("src", src, self.src_embed)
         self._check_masks(src, None, src_mask, None)
         mask = self.source_mask(src) if src_mask is None else src_mask
-        return self.encoder(self._embed(src, self.src_embed), mask=mask,
+        return self.encoder(self._embed("src", src, self.src_embed), mask=mask,
                             return_attention=return_attention)
 
     @overload
@@ -207,7 +209,7 @@ class Transformer(nn.Module):
             check_bool_mask("src_mask", src_mask, (tgt.shape[0], heads, tgt.shape[1],
                                                    memory.shape[1]))
         mask = self.target_mask(tgt) if tgt_mask is None else tgt_mask
-        out = self.decoder(self._embed(tgt, self.tgt_embed), memory, self_mask=mask,
+        out = self.decoder(self._embed("tgt", tgt, self.tgt_embed), memory, self_mask=mask,
                            memory_mask=src_mask, return_attention=return_attention)
         if return_attention:
             hidden, maps = out
@@ -367,7 +369,6 @@ class TransformerClassifier(nn.Module):
         convention); by default every id other than ``pad_id``.
         """
         token_ids = check_ids("token_ids", token_ids)
-        check_id_range("token_ids", token_ids, self.embed.num_embeddings)
         check_same_device("token_ids", token_ids, self.embed.weight.device)
         check_flag("return_attention", return_attention)
         if attention_mask is None:
@@ -375,7 +376,7 @@ class TransformerClassifier(nn.Module):
         else:
             keep = check_attention_mask("attention_mask", attention_mask, token_ids,
                                         "token_ids")
-        x = self.dropout(self.positional(self.embed(token_ids)))  # (B, L, d_model)
+        x = self.dropout(self.positional(lookup("token_ids", self.embed, token_ids)))  # (B, L, d)
         out = self.encoder(x, mask=keep[:, None, None, :], return_attention=return_attention)
         hidden, maps = out if return_attention else (out, None)
         if self.pooling == "cls":
