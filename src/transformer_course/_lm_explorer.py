@@ -33,15 +33,13 @@ from __future__ import annotations
 import base64
 import copy
 import math
-import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from ._checks import check_int, check_real
-from ._page import asset, inline_json, number_format, standalone_page, trust_note
+from ._page import HtmlOutput, asset, inline_json, number_format, trust_note
 from .data import CharTokenizer
 from .i18n import format_integer, get_language
 from .i18n import gettext as _
@@ -354,7 +352,7 @@ def _check_prompt(prompt: object, max_len: int) -> str:
     return prompt
 
 
-class LMExplorer:
+class LMExplorer(HtmlOutput):
     """A trained language model packed for the page, and the page that runs it.
 
     Display it in a notebook (its ``_repr_html_`` is self-contained HTML), or write it to a
@@ -512,15 +510,8 @@ class LMExplorer:
             f"</div>"
         )
 
-    def _repr_html_(self) -> str:
-        return self.html()
-
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the explorer to a standalone HTML page (what Colab and Jupyter get)."""
-        path = Path(path)
-        path.write_text(standalone_page(self.strings["title"], self.language, self.html()),
-                        encoding="utf-8")
-        return path
+    def page_title(self) -> str:
+        return self.strings["title"]
 
     def __repr__(self) -> str:
         return (f"<LMExplorer: {self.parameters} parameters, {len(self.chars)} tokens, weights "

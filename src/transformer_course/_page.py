@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from .i18n import format_number
 from .i18n import gettext as _
 
-__all__ = ["asset", "inline_json", "number_format", "standalone_page", "trust_note"]
+__all__ = ["HtmlOutput", "asset", "inline_json", "number_format", "standalone_page",
+           "trust_note"]
 
 
 @cache
@@ -69,3 +72,28 @@ def standalone_page(title: str, language: str, body: str) -> str:
     return (f'<!DOCTYPE html>\n<html lang="{language}">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f"<title>{html.escape(title)}</title>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
+
+
+class HtmlOutput:
+    """What the explorers, quizzes and diagrams share: a notebook displays :meth:`html`, and
+    :meth:`save` writes it as a standalone page (what Colab and Jupyter get)."""
+
+    language: str
+
+    def html(self) -> str:
+        """The self-contained HTML fragment."""
+        raise NotImplementedError
+
+    def page_title(self) -> str:
+        """The title of the standalone page, in the reader's language."""
+        raise NotImplementedError
+
+    def _repr_html_(self) -> str:
+        return self.html()
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write it to a standalone HTML page; returns the path."""
+        path = Path(path)
+        path.write_text(standalone_page(self.page_title(), self.language, self.html()),
+                        encoding="utf-8")
+        return path

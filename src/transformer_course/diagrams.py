@@ -46,17 +46,15 @@ import html
 import json
 import math
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
+from ._page import HtmlOutput, asset
 from .bert import BertEncoder
 from .i18n import format_integer, format_number, get_language, ngettext
 from .i18n import gettext as _
@@ -1008,20 +1006,9 @@ def _render_attention(canvas: _Canvas, layout: dict) -> tuple[float, float]:
 
 # --- the page ------------------------------------------------------------------------------------
 
-@cache
 def _assets() -> tuple[str, str]:
-    """The diagram's JavaScript and CSS, compacted (indentation and comment lines dropped)."""
-    folder = resources.files(__package__) / "js"
-    out = []
-    for name in ("diagram.js", "diagram.css"):
-        text = (folder / name).read_text(encoding="utf-8")
-        text = re.sub(r"^/\*.*?\*/\s*", "", text, flags=re.S)  # the file's header comment
-        lines = [line.strip() for line in text.splitlines()]
-        text = "\n".join(line for line in lines if line and not line.startswith("//"))
-        if "</" in text:
-            raise RuntimeError(f"{name} must not contain '</' (it is inlined in HTML)")
-        out.append(text)
-    return out[0], out[1]
+    """The diagram's JavaScript and CSS, compacted."""
+    return asset("diagram.js"), asset("diagram.css")
 
 
 def _json_attribute(data: Any) -> str:
@@ -1066,7 +1053,7 @@ def _subtitle(module: nn.Module, cls: type) -> str:
     return ", ".join(parts)
 
 
-class Diagram:
+class Diagram(HtmlOutput):
     """A module drawn from its own tree: display it in a notebook, or :meth:`save` it.
 
     Attributes:
@@ -1238,8 +1225,8 @@ class Diagram:
             f"</div>"
         )
 
-    def _repr_html_(self) -> str:
-        return self.html()
+    def page_title(self) -> str:
+        return self.title()
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the diagram to a standalone HTML page (or, for a ``.svg`` path, the drawing
@@ -1248,8 +1235,7 @@ class Diagram:
         if path.suffix.lower() == ".svg":
             path.write_text(self.svg, encoding="utf-8")
             return path
-        path.write_text(_page(self.language, self.title(), self.html()), encoding="utf-8")
-        return path
+        return super().save(path)
 
     def beside(self, *others: Diagram) -> DiagramRow:
         """This diagram and others side by side (they wrap on a narrow page)."""
@@ -1260,13 +1246,14 @@ class Diagram:
                 f"{self.parameters} parameters; display it in a notebook, or .save('page.html')>")
 
 
-class DiagramRow:
+class DiagramRow(HtmlOutput):
     """Several diagrams side by side (chapter 7's post-norm and pre-norm layers)."""
 
     def __init__(self, *diagrams: Diagram) -> None:
         if not diagrams or not all(isinstance(d, Diagram) for d in diagrams):
             raise TypeError("DiagramRow takes Diagram objects (from tc.diagram)")
         self.diagrams = diagrams
+        self.language = diagrams[0].language
 
     def html(self) -> str:
         return ('<div class="tc-diagram-row" style="display:flex;flex-wrap:wrap;gap:1em;'
@@ -1275,23 +1262,11 @@ class DiagramRow:
                           for d in self.diagrams)
                 + "</div>")
 
-    def _repr_html_(self) -> str:
-        return self.html()
-
-    def save(self, path: str | os.PathLike) -> Path:
-        path = Path(path)
-        first = self.diagrams[0]
-        path.write_text(_page(first.language, first.title(), self.html()), encoding="utf-8")
-        return path
+    def page_title(self) -> str:
+        return self.diagrams[0].title()
 
     def __repr__(self) -> str:
         return f"<DiagramRow of {len(self.diagrams)} diagrams>"
-
-
-def _page(language: str, title: str, body: str) -> str:
-    return (f'<!DOCTYPE html>\n<html lang="{language}">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{html.escape(title)}</title>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
 
 
 def diagram(module: nn.Module, *, example: object = None) -> Diagram:

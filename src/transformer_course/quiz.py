@@ -58,16 +58,14 @@ import html as _html
 import json
 import math
 import numbers
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import torch
 
-from ._page import asset, inline_json, number_format, standalone_page
+from ._page import HtmlOutput, asset, inline_json, number_format
 from .i18n import LANGUAGES, format_number, get_language, set_language
 from .i18n import gettext as _
 
@@ -527,7 +525,7 @@ def _letter(index: int) -> str:
     return "ABCDEFGH"[index]
 
 
-class Quiz:
+class Quiz(HtmlOutput):
     """A quiz: questions added one by one, shown as a self-contained HTML component.
 
     Add questions with :meth:`single`, :meth:`multiple`, :meth:`numeric` and
@@ -824,16 +822,9 @@ class Quiz:
             f"</div>"
         )
 
-    def _repr_html_(self) -> str:
-        return self.html()
-
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the quiz to a standalone HTML page (what Colab and Jupyter get)."""
-        path = Path(path)
+    def page_title(self) -> str:
         with _language(self.language):
-            title = _("Quiz")
-        path.write_text(standalone_page(title, self.language, self.html()), encoding="utf-8")
-        return path
+            return _("Quiz")
 
     def __repr__(self) -> str:
         count = len(self.questions)

@@ -45,11 +45,9 @@ from __future__ import annotations
 
 import html as _html
 import math
-import os
 import re
 import zlib
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -57,7 +55,7 @@ import torch
 from ._checks import check_beta, check_positive_int, check_tensor, shape_of
 from ._lm_explorer import LMExplorer, lm_explorer
 from ._optional import install_hint
-from ._page import asset, inline_json, number_format, standalone_page, trust_note
+from ._page import HtmlOutput, asset, inline_json, number_format, trust_note
 from .functional import attention, causal_mask, padding_mask, split_heads
 from .i18n import format_integer, get_language, ngettext
 from .i18n import gettext as _
@@ -297,7 +295,7 @@ def _rounded(t: torch.Tensor) -> list:
     return walk(t.detach().cpu().tolist())
 
 
-class Explorer:
+class Explorer(HtmlOutput):
     """An attention explorer: the tensors PyTorch computed, and the page that explores them.
 
     Display it in a notebook (its ``_repr_html_`` is self-contained HTML), or write it to a
@@ -457,15 +455,8 @@ class Explorer:
             f"</div>"
         )
 
-    def _repr_html_(self) -> str:
-        return self.html()
-
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the explorer to a standalone HTML page (what Colab and Jupyter get)."""
-        path = Path(path)
-        path.write_text(standalone_page(self.strings["title"], self.language, self.html()),
-                        encoding="utf-8")
-        return path
+    def page_title(self) -> str:
+        return self.strings["title"]
 
     def __repr__(self) -> str:
         """A one-line summary in the reader's language (the notebook shows the page)."""
