@@ -209,7 +209,6 @@ def explorer_pages(nb: dict) -> list[str]:
 def execute(lang: str, chapter: str, url: str, local: str) -> dict:
     import nbformat
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
 
     nb = nbformat.read(ROOT / "book" / lang / f"{chapter}.ipynb", as_version=4)
     point_at(nb, url, local)
@@ -226,21 +225,7 @@ def execute(lang: str, chapter: str, url: str, local: str) -> dict:
         on_cell_executed=lambda cell, cell_index, execute_reply: times.append(
             time.perf_counter() - started[-1]),
     )
-    start = time.perf_counter()
-    error = None
-    try:
-        client.execute()
-    except CellExecutionError as failure:
-        error = str(failure)[-3000:]
-    except Exception as failure:  # a dead kernel, a timeout: report it, go on
-        error = f"{type(failure).__name__}: {failure}"[-3000:]
-    seconds = time.perf_counter() - start
-    if error is None:  # an exception inside a display formatter does not stop the kernel
-        for index, cell in enumerate(nb["cells"]):
-            for output in cell.get("outputs", []):
-                if output.get("output_type") == "error" and error is None:
-                    error = (f"cell {index} shows {output.get('ename')}: "
-                             f"{output.get('evalue')}")
+    seconds, error = runs.execute(client, nb)
     out = WORK / "executed" / lang / f"{chapter}.ipynb"
     out.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, out)

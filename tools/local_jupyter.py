@@ -272,7 +272,6 @@ def outputs_text(nb: dict, mime: str) -> list[str]:
 def execute(lang: str, chapter: str) -> dict:
     import nbformat
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
 
     nb = nbformat.read(ROOT / "book" / lang / f"{chapter}.ipynb", as_version=4)
     cwd = WORK / "content" / lang / chapter  # a student's own, empty folder
@@ -281,20 +280,7 @@ def execute(lang: str, chapter: str) -> dict:
     runs.seed_clock(lang, chapter)
     client = NotebookClient(nb, kernel_name=KERNEL, timeout=600,
                             resources={"metadata": {"path": str(cwd)}})
-    start = time.perf_counter()
-    error = None
-    try:
-        client.execute()
-    except CellExecutionError as failure:
-        error = str(failure)[-3000:]
-    except Exception as failure:  # a dead kernel, a timeout: report it, go on
-        error = f"{type(failure).__name__}: {failure}"[-3000:]
-    seconds = time.perf_counter() - start
-    if error is None:
-        for index, cell in enumerate(nb["cells"]):
-            for output in cell.get("outputs", []):
-                if output.get("output_type") == "error" and error is None:
-                    error = f"cell {index} shows {output.get('ename')}: {output.get('evalue')}"
+    seconds, error = runs.execute(client, nb)
     out = WORK / "executed" / lang / f"{chapter}.ipynb"
     out.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, out)

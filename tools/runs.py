@@ -1,12 +1,15 @@
 """What the notebook runners share (tools/colab_sim.py, tools/local_jupyter.py): the lying
-clock of the kernels, and the claims a run found to differ from the text."""
+clock of the kernels, running a notebook to its first error, and the claims a run found to
+differ from the text."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import shutil
+import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CLOCK = ROOT / "tools" / "colab" / "lying_clock.py"
@@ -41,3 +44,26 @@ def claims_that_differ(nb: dict) -> list[str]:
                 text = output["data"].get("text/plain", "")
                 notes.append("".join(text) if isinstance(text, list) else text)
     return notes
+
+
+def execute(client: Any, nb: dict) -> tuple[float, str | None]:
+    """Run ``nb`` with an nbclient ``client``; returns the seconds it took and the first
+    error (None when every cell ran), the way a student's "Run all" stops."""
+    from nbclient.exceptions import CellExecutionError
+
+    start = time.perf_counter()
+    error = None
+    try:
+        client.execute()
+    except CellExecutionError as failure:
+        error = str(failure)[-3000:]
+    except Exception as failure:  # a dead kernel, a timeout: report it, go on
+        error = f"{type(failure).__name__}: {failure}"[-3000:]
+    seconds = time.perf_counter() - start
+    if error is None:  # an exception inside a display formatter does not stop the kernel
+        for index, cell in enumerate(nb["cells"]):
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "error" and error is None:
+                    error = (f"cell {index} shows {output.get('ename')}: "
+                             f"{output.get('evalue')}")
+    return seconds, error
