@@ -37,7 +37,8 @@ course book teaches them.
 
 Texts come from the package's gettext catalogs in the language of
 :func:`transformer_course.set_language`, numbers in that language's format. The JavaScript
-and CSS live in ``js/diagram.js`` and ``js/diagram.css`` and are inlined in every output.
+and CSS live in ``js/diagram.js`` (after ``js/common.js``) and ``js/diagram.css`` and are
+inlined in every output.
 """
 
 from __future__ import annotations
@@ -1008,7 +1009,7 @@ def _render_attention(canvas: _Canvas, layout: dict) -> tuple[float, float]:
 
 def _assets() -> tuple[str, str]:
     """The diagram's JavaScript and CSS, compacted."""
-    return asset("diagram.js"), asset("diagram.css")
+    return asset("common.js", "diagram.js"), asset("diagram.css")
 
 
 def _json_attribute(data: Any) -> str:

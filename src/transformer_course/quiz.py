@@ -800,7 +800,7 @@ class Quiz(HtmlOutput):
         if not self.questions:
             raise ValueError("this quiz has no question: add some with .single(), "
                              ".multiple(), .numeric() or .picture()")
-        script, style = asset("quiz.js"), asset("quiz.css")
+        script, style = asset("common.js", "quiz.js"), asset("quiz.css")
         with _language(self.language):
             data = inline_json(self.payload())
             note = _("This quiz's JavaScript has not run. In Jupyter, re-run this cell or "

@@ -1,4 +1,5 @@
-/* Helpers shared by the explorers of transformer_course (explorer.js, lm_explorer.js).
+/* Helpers shared by the components of transformer_course (explorer.js, lm_explorer.js,
+ * quiz.js, diagram.js).
  *
  * Inlined before each explorer's own script, it defines window.TcCommon once per page:
  *   numbers(spec)        numbers as the reader writes them (spec: decimal, group, minus):
@@ -6,14 +7,19 @@
  *                        parse(text), which reads "0,5", "0.5", "1 000" or "1e6";
  *   el(tag, attrs, kids) a DOM element ("text" and "className" attributes are properties);
  *   fill(template, map)  a catalog string with its {name} placeholders filled in;
- *   blue(t)              a colour from white (t = 0) to dark blue (t = 1), like "Blues".
+ *   blue(t)              a colour from white (t = 0) to dark blue (t = 1), like "Blues";
+ *   booter(sel, mount)   boot(script): mounts the component (CSS selector sel) whose
+ *                        script is running, or, with no current script, every one not
+ *                        yet mounted, now and again once the front end has attached it.
  * It uses no global id, and no other file or host.
  */
 (function () {
   "use strict";
-  var VERSION = 1;
+  var VERSION = 2;
   if (window.TcCommon && window.TcCommon.version >= VERSION) return;
-  window.TcCommon = { version: VERSION, numbers: numbers, el: el, fill: fill, blue: blue };
+  window.TcCommon = {
+    version: VERSION, numbers: numbers, el: el, fill: fill, blue: blue, booter: booter
+  };
 
   // --- numbers in the reader's language ---------------------------------------------------
 
@@ -104,5 +110,25 @@
     var i = Math.min(Math.floor(t), BLUES.length - 2), f = t - i, a = BLUES[i], b = BLUES[i + 1];
     return "rgb(" + [0, 1, 2].map(function (k) { return Math.round(a[k] + f * (b[k] - a[k])); })
       .join(",") + ")";
+  }
+
+  // --- mounting -------------------------------------------------------------------------
+
+  function booter(selector, mount) {
+    function mountAll() {
+      var roots = document.querySelectorAll(selector + ":not([data-tc-mounted])");
+      for (var i = 0; i < roots.length; i++) mount(roots[i]);
+    }
+    return function boot(script) {
+      var root = script && script.closest ? script.closest(selector) : null;
+      if (root) {
+        mount(root);
+        return;
+      }
+      // No current script (some front ends): mount what is there, and look again once the
+      // front end has attached the output to the page.
+      mountAll();
+      [0, 100, 500, 2000].forEach(function (delay) { setTimeout(mountAll, delay); });
+    };
   }
 })();

@@ -502,23 +502,8 @@
       new Explorer(root, JSON.parse(data.textContent));
     }
 
-    function mountAll() {
-      var roots = document.querySelectorAll(".tc-explorer:not([data-tc-mounted])");
-      for (var i = 0; i < roots.length; i++) mount(roots[i]);
-    }
+    var boot = C.booter(".tc-explorer", mount);
 
-    function boot(script) {
-      var root = script && script.closest ? script.closest(".tc-explorer") : null;
-      if (root) {
-        mount(root);
-        return;
-      }
-      // No current script (some front ends): mount what is there, and look again once the
-      // front end has attached the output to the page.
-      mountAll();
-      [0, 100, 500, 2000].forEach(function (delay) { setTimeout(mountAll, delay); });
-    }
-
-    return { version: VERSION, boot: boot, mount: mount, mountAll: mountAll, attend: attend };
+    return { version: VERSION, boot: boot, mount: mount, attend: attend };
   }
 })();

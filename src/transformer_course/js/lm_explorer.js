@@ -711,23 +711,10 @@
       new Explorer(root, JSON.parse(weights.textContent), JSON.parse(data.textContent));
     }
 
-    function mountAll() {
-      var roots = document.querySelectorAll(".tc-explorer[data-kind='lm']:not([data-tc-mounted])");
-      for (var i = 0; i < roots.length; i++) mount(roots[i]);
-    }
-
-    function boot(script) {
-      var root = script && script.closest ? script.closest(".tc-explorer") : null;
-      if (root) {
-        mount(root);
-        return;
-      }
-      mountAll(); // no current script: mount what is there, and look again later
-      [0, 100, 500, 2000].forEach(function (delay) { setTimeout(mountAll, delay); });
-    }
+    var boot = C.booter(".tc-explorer[data-kind='lm']", mount);
 
     return {
-      version: VERSION, boot: boot, mount: mount, mountAll: mountAll, Model: Model,
+      version: VERSION, boot: boot, mount: mount, Model: Model,
       Cache: Cache, forward: forward, distribution: distribution, draw: draw,
       mulberry: mulberry
     };

@@ -303,25 +303,10 @@
       }
     }
 
-    function mountAll() {
-      var roots = document.querySelectorAll(".tc-quiz:not([data-tc-mounted])");
-      for (var i = 0; i < roots.length; i++) mount(roots[i]);
-    }
-
-    function boot(script) {
-      var root = script && script.closest ? script.closest(".tc-quiz") : null;
-      if (root) {
-        mount(root);
-        return;
-      }
-      // No current script (some front ends): mount what is there, and look again once the
-      // front end has attached the output to the page.
-      mountAll();
-      [0, 100, 500, 2000].forEach(function (delay) { setTimeout(mountAll, delay); });
-    }
+    var boot = window.TcCommon.booter(".tc-quiz", mount);
 
     return {
-      version: VERSION, boot: boot, mount: mount, mountAll: mountAll,
+      version: VERSION, boot: boot, mount: mount,
       parseNumber: parseNumber, parseShape: parseShape
     };
   }
