@@ -288,6 +288,7 @@ def test_saved_quiz_grades_every_answer(browser, saved, lang):
     ("fr", "0,88", "wrong"), ("it", "0,87", "right"), ("en", "0.87", "right"),
     ("en", ".87", "right"), ("en", "0,87", "right"), ("it", "87/100", "right"),
     ("fr", "  0,866 ", "right"), ("en", "1,000", "wrong"),
+    ("it", "0.866", "right"),  # a leading zero is never a group of thousands
 ])
 def test_numbers_are_read_in_the_reader_format(browser, saved, lang, typed, verdict):
     url, _ = saved

@@ -64,7 +64,7 @@
       var s = String(text).trim().replace(/[\s\u00a0\u202f]/g, "");
       if (!s) return NaN;
       if (grp && grp.trim() && grp !== dec && s.indexOf(grp) >= 0) {
-        var grouped = new RegExp("^[-+]?\\d{1,3}(" + escape(grp) + "\\d{3})+(" +
+        var grouped = new RegExp("^[-+]?[1-9]\\d{0,2}(" + escape(grp) + "\\d{3})+(" +
           escape(dec) + "\\d*)?([eE][-+]?\\d+)?$");
         if (grouped.test(s)) s = s.split(grp).join("");
       }

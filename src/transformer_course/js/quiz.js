@@ -50,7 +50,7 @@
       if (slash.length > 2) return NaN;
       var g = grp.trim();
       if (g && g !== dec && s.indexOf(g) >= 0) {
-        var grouped = new RegExp("^[-+]?\\d{1,3}(" + escapeRegExp(g) + "\\d{3})+(" +
+        var grouped = new RegExp("^[-+]?[1-9]\\d{0,2}(" + escapeRegExp(g) + "\\d{3})+(" +
           escapeRegExp(dec) + "\\d*)?([eE][-+]?\\d+)?$");
         if (grouped.test(s)) s = s.split(g).join("");
       }
