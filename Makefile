@@ -73,9 +73,11 @@ catalogs: setup
 # that lies (no hidden check may depend on timings).
 # The package's own tests (the ones its sdist ships) run once, against the wheel installed in
 # a fresh venv (tests/test_wheel.py, TC_PACKAGE_TESTS=wheel), not a second time on the source.
+# pytest runs its modules on up to four workers (pytest-xdist, a module per worker at a time):
+# most of the time goes to Chromium and to the wheel's venv, which wait more than they compute.
 test: setup lint browser
 	$(MAKE) --no-print-directory -j3 book colab local
-	TC_PACKAGE_TESTS=wheel $(PY) -m pytest
+	TC_PACKAGE_TESTS=wheel $(PY) -m pytest -n auto --maxprocesses 4 --dist loadfile
 
 bench: setup
 	$(PY) -m transformer_course.bench all
