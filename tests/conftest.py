@@ -15,6 +15,13 @@ settings.register_profile(
 )
 settings.load_profile("course")
 
+# One torch thread per test process when several run side by side (pytest-xdist workers, or
+# the wheel's tests beside the browser tests: TC_TEST_THREADS): tiny operators on a thread
+# pool that has fewer cores than threads wait for each other, and a checker's 0.2 s became
+# 45 s that way.
+if os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get("TC_TEST_THREADS"):
+    torch.set_num_threads(int(os.environ.get("TC_TEST_THREADS") or 1))
+
 TESTS = Path(__file__).resolve().parent
 # `make test` sets it: the package's own tests (those the sdist ships, MANIFEST.in) then run
 # once, against the installed wheel, inside tests/test_wheel.py, not again on the checkout.

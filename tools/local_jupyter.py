@@ -224,8 +224,10 @@ def unit_tests(report: dict) -> dict:
     with tarfile.open(sdist) as archive:
         archive.extractall(unpacked, filter="data")
     (root,) = unpacked.iterdir()
+    # one torch thread: they run beside the browser tests (tests/conftest.py)
     env = clean_env(TRANSFORMER_COURSE_EXPECT_INSTALLED=site, MPLBACKEND="Agg",
-                    IPYTHONDIR=str(WORK / "ipython"), JUPYTER_PLATFORM_DIRS="1")
+                    TC_TEST_THREADS="1", IPYTHONDIR=str(WORK / "ipython"),
+                    JUPYTER_PLATFORM_DIRS="1")
     where = run(python(), "-c", "import transformer_course as tc; print(tc.__file__)",
                 cwd=root, env=env).stdout.strip()
     result = run(python(), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests",
