@@ -36,6 +36,7 @@ from .i18n import (
     format_tensor,
     get_language,
     set_language,
+    yes_no,
 )
 from .interop import from_torch
 from .layers import (
@@ -102,6 +103,7 @@ __all__ = [
     "sinusoidal_encoding",
     "soft_argmax",
     "split_heads",
+    "yes_no",
 ]
 
 

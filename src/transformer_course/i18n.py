@@ -41,6 +41,7 @@ __all__ = [
     "localise_matplotlib",
     "ngettext",
     "set_language",
+    "yes_no",
 ]
 
 LANGUAGES = ("en", "fr", "it")
@@ -202,6 +203,12 @@ def _scientific(number: float, significant: int) -> str:
     digits = babel_numbers.format_decimal(mantissa, format="0.##########", locale=_locale())
     sign = "×" if get_language() == "en" else "·"
     return f"{digits}\u00a0{sign}\u00a010{str(exponent).translate(_SUPERSCRIPTS)}"
+
+
+def yes_no(flag: object) -> str:
+    """"yes" or "no" in the current language, for a printed check:
+    ``print("same output:", tc.yes_no(torch.allclose(a, b)))``."""
+    return gettext("yes") if bool(flag) else gettext("no")
 
 
 def format_integer(value: int) -> str:
