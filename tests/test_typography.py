@@ -95,3 +95,38 @@ def test_french_spacing_across_a_soft_line_break_node():
     transform.document = document
     transform.apply()
     assert paragraph.astext() == (f"une question{NBSP}: la suite et des réels{NARROW}; puis 10:30")
+
+
+def _french(pieces):
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+
+    document = new_document("page", get_default_settings(Parser))
+    paragraph = nodes.paragraph()
+    for piece in pieces:
+        paragraph += nodes.raw("", piece, format="html") if piece.startswith("<") \
+            else nodes.Text(piece)
+    document += paragraph
+
+    class French(FrenchSpacing):
+        config = type("Config", (), {"language": "fr"})()
+
+    transform = French.__new__(French)
+    transform.document = document
+    transform.apply()
+    return paragraph.astext()
+
+
+def test_the_break_before_a_mark_is_the_one_replaced_not_an_earlier_one():
+    """Text nodes compare as strings: replacing the second "\\n" must not replace the first
+    (the page showed « les textes quele modèle »)."""
+    pieces = ["les textes que", "\n", "le modèle lit, et la question", "\n", ": le modèle"]
+    assert _french(pieces) == f"les textes que\nle modèle lit, et la question{NBSP}: le modèle"
+
+
+def test_an_english_passage_keeps_its_own_typography():
+    assert _french(["Devlin et al., ", '<span lang="en">', "BERT: Pre-training?",
+                    "</span>", ", puis : la suite"]) == (
+        f'Devlin et al., <span lang="en">BERT: Pre-training?</span>, puis{NBSP}: la suite')

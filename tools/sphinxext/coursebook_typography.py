@@ -42,10 +42,23 @@ def _skipped(node: nodes.Node) -> bool:
     return False
 
 
-def prose_text(document: nodes.document) -> Iterator[nodes.Text]:
-    """The document's prose text nodes, in reading order."""
+# Raw HTML that opens a passage in another language: <span lang="en">The dog ate ...</span>.
+_OTHER_LANGUAGE = re.compile(r'<span\b[^>]*\blang="([\w-]+)"')
+
+
+def prose_text(document: nodes.document, language: str | None = None) -> Iterator[nodes.Text]:
+    """The document's prose text nodes, in reading order; with ``language``, without the
+    passages marked as another language (an English title keeps its English typography)."""
+    other = 0
     for text in document.findall(nodes.Text):
-        if not _skipped(text):
+        if language and isinstance(text.parent, nodes.raw):
+            opened = _OTHER_LANGUAGE.search(text.astext())
+            if opened and opened.group(1) != language:
+                other += 1
+            elif other and "</span>" in text.astext():
+                other -= 1
+            continue
+        if not other and not _skipped(text):
             yield text
 
 
@@ -54,7 +67,12 @@ def _replace(text: nodes.Text, new: str) -> nodes.Text:
     if new == text.astext():
         return text
     node = nodes.Text(new)
-    text.parent.replace(text, node)
+    parent = text.parent
+    # By identity: docutils' replace() finds the child with list.index, and Text nodes
+    # compare as strings, so it would replace the paragraph's first "\n", not this one.
+    index = next(i for i, child in enumerate(parent.children) if child is text)
+    parent.children[index] = node
+    node.parent = parent
     return node
 
 
@@ -70,7 +88,7 @@ class Apostrophes(SphinxTransform):
     def apply(self, **kwargs: object) -> None:
         if self.config.language not in ("fr", "it"):
             return
-        for text in list(prose_text(self.document)):
+        for text in list(prose_text(self.document, self.config.language)):
             _replace(text, _APOSTROPHE.sub("\u2019", text.astext()))
 
 
@@ -107,7 +125,7 @@ class FrenchSpacing(SphinxTransform):
             return
         before = ""
         previous: nodes.Text | None = None
-        for text in list(prose_text(self.document)):
+        for text in list(prose_text(self.document, self.config.language)):
             original = text.astext()
             if previous is not None and _MARK_FIRST.match(original) \
                     and previous.astext()[-1:].isspace():
