@@ -258,3 +258,11 @@ def test_every_numeric_key_of_every_chapter_page_is_recomputed(request):
                 checked += 1
     assert checked >= len(pages)  # at least one numeric question per chapter page
     print(json.dumps({"pages": len(pages), "keys": checked}))
+
+
+def test_the_answer_inside_maths_reads_the_same_without_mathjax():
+    from transformer_course.quiz import _markup, _with_answer
+
+    html = _markup(_with_answer(r"$2 \times 0.5 = {answer}$, so {answer}.", "1,5"))
+    assert 'data-tex="2 \\times 0.5 = 1{,}5"' in html
+    assert "answer" not in html and html.count("1,5") == 2

@@ -369,6 +369,22 @@ def _markup(text: str) -> str:
     return "".join(out)
 
 
+def _with_answer(text: str, written: str) -> str:
+    """``{answer}`` replaced by the value as the reader writes it; inside ``$maths$`` its
+    decimal comma becomes ``{,}`` and a thin space ``\\,`` (TeX would space them out), so
+    that the text reads the same with or without MathJax."""
+    if "{answer}" not in text:
+        return text
+    tex = written.replace(",", "{,}").replace("\u202f", "\\,").replace("\u00a0", "\\,")
+
+    def fill(match: re.Match) -> str:
+        if match.group(1) is None:
+            return match.group(0)
+        return match.group(0).replace("{answer}", tex)
+
+    return _MARKUP.sub(fill, text).replace("{answer}", written)
+
+
 def _emphasis(text: str) -> str:
     """Plain text as HTML, with ``**strong**`` and ``*emphasis*`` as in Markdown."""
     escaped = _html.escape(text.replace("\\$", "$"))
@@ -788,7 +804,7 @@ class Quiz(HtmlOutput):
                      '<p class="tc-verdict"></p><div class="tc-explanation" hidden>')
         for name, text in whys:
             parts.append(f'<p class="tc-why" data-why="{name}" hidden>'
-                         f"{_markup(text).replace('{answer}', _html.escape(written))}</p>")
+                         f"{_markup(_with_answer(text, written))}</p>")
         link = (_("Read section {section} again").format(section=q.section)
                 if q.section else _("Read the section that teaches it again"))
         parts.append(f'<p class="tc-link"><a href="{_html.escape(q.href)}">'
