@@ -154,7 +154,7 @@ def test_score_variance_survives_junk(junk):
 def test_messages_use_the_readers_number_format():
     tc.set_language("fr")
     result = check.beta_for_weight(lambda s, t: 2 * beta_for_weight(s, t))
-    assert "0,9" in result.message and "(0,00; 1,00)" in result.message
+    assert "0,9" in result.message and "(0,00\u202f; 1,00)" in result.message
 
 
 

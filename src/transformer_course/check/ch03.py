@@ -19,7 +19,7 @@ from collections.abc import Callable
 import torch
 
 from .. import functional as _ref
-from ..i18n import format_number
+from ..i18n import format_number, get_language
 from ..i18n import gettext as _
 from ._core import (
     CheckResult,
@@ -61,7 +61,8 @@ def _real(got: object, *, what: str) -> float:
 def _numbers(values: list[float], decimals: int) -> str:
     """A list of numbers in parentheses, separated by semicolons where the decimal
     separator is a comma (``(1,8; 0,9)``)."""
-    separator = "; " if "," in format_number(0.5) else ", "
+    separator = ", " if "," not in format_number(0.5) else (
+        "\u202f; " if get_language() == "fr" else "; ")  # French: a thin space before ;
     return "(" + separator.join(format_number(v, decimals) for v in values) + ")"
 
 
