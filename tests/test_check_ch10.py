@@ -135,13 +135,21 @@ def test_sample_next_right_answers_pass():
         assert result, result
 
 
-def test_sample_next_agrees_with_the_package_where_the_package_samples():
-    """Without top-p, the reference is the package's own next-token distribution."""
+def test_sample_next_agrees_with_the_package():
+    """The reference is the package's own next-token distribution, top-p included, and the
+    package's own sampler passes the checker."""
+    for _what, logits, options in ch10._sampling_cases():
+        torch.testing.assert_close(
+            ch10._sampling_probs(logits, options["temperature"], options.get("top_k"),
+                                 options.get("top_p")).float(),
+            tc.generation.next_token_probabilities(logits, **options))
     logits = torch.randn(5, 9)
     for temperature, top_k in ((0.0, None), (0.5, None), (1.5, 3), (1.0, 9)):
         torch.testing.assert_close(
             ch10._sampling_probs(logits, temperature, top_k).float(),
             tc.generation.next_token_probabilities(logits, temperature=temperature, top_k=top_k))
+    result = check.sample_next(tc.generation.sample_next)
+    assert result, result
 
 
 def test_sampling_cases_stay_clear_of_the_top_p_boundary():

@@ -147,8 +147,9 @@ def _top_p(logits: torch.Tensor, p: float, *, include_crossing: bool = True,
     """The probabilities that nucleus (top-p) sampling keeps, in float64: the smallest set of
     most likely tokens whose total reaches ``p``, the token that crosses ``p`` included.
 
-    With a flag off, a typical mistake. This is the checkers' own reference until
-    :mod:`transformer_course.generation` has a ``top_p`` of its own."""
+    With a flag off, a typical mistake. The checkers keep this float64 reference of their
+    own; ``tests/test_check_ch10.py`` compares it with
+    :func:`transformer_course.generation.next_token_probabilities`."""
     probs = torch.softmax(logits.double(), dim=-1)  # (..., V)
     if sort:
         ordered, order = probs.sort(dim=-1, descending=True)
@@ -179,8 +180,8 @@ def _sampling_probs(logits: torch.Tensor, temperature: float, top_k: int | None 
 
     Temperature first, then top-k, then top-p on the renormalised top-k distribution,
     the order of Hugging Face's ``generate``; temperature 0 is the argmax. ``mistake``
-    names a typical wrong variant, used to say what went wrong. (A stand-in for the
-    package's own top-p in :mod:`transformer_course.generation`, until it has one.)
+    names a typical wrong variant, used to say what went wrong. The same distribution as
+    :func:`transformer_course.generation.next_token_probabilities`, in float64.
     """
     z = logits.double()
     if temperature == 0.0:
@@ -787,6 +788,6 @@ def kv_cache_bytes(fn: Callable[..., int]) -> CheckResult:
                     raise _CheckFailedError(message.format(**facts))
             raise _CheckFailedError(_("on {what} got {got} bytes, expected {expected}")
                                     .format(**facts))
-        return _("2 x layers x key-value heads x d_head x positions x batch x bytes: "
+        return _("2 × layers × key-value heads × d_head × positions × batch × bytes: "
                  "grouped-query attention divides the cache by num_heads / num_kv_heads")
     return _run("kv_cache_bytes", fn, body)
