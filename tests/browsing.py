@@ -12,8 +12,9 @@ import shutil
 import threading
 from pathlib import Path
 
-# sphinx-thebe declares THEBE_JS_URL twice on every page: a known, harmless error.
-KNOWN_ERRORS = ("THEBE_JS_URL",)
+# Page errors that are not the course's own (none left: the book's Sphinx extension removes
+# sphinx-thebe, which declared THEBE_JS_URL twice on every page, since thebe is off).
+KNOWN_ERRORS: tuple[str, ...] = ()
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run",

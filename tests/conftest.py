@@ -1,4 +1,6 @@
 import os
+import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -12,6 +14,25 @@ settings.register_profile(
     "course", deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile("course")
+
+TESTS = Path(__file__).resolve().parent
+# `make test` sets it: the package's own tests (those the sdist ships, MANIFEST.in) then run
+# once, against the installed wheel, inside tests/test_wheel.py, not again on the checkout.
+WHEEL_ONLY = "TC_PACKAGE_TESTS"
+
+
+def _shipped() -> set[str]:
+    manifest = TESTS.parent / "MANIFEST.in"
+    patterns = [p for line in manifest.read_text(encoding="utf-8").splitlines()
+                if re.match(r"include\s", line) for p in line.split()[1:]]
+    return {path.name for path in TESTS.glob("test_*.py")
+            if any(path.relative_to(TESTS.parent).match(p) for p in patterns)}
+
+
+def pytest_ignore_collect(collection_path, config):
+    if os.environ.get(WHEEL_ONLY) == "wheel" and collection_path.parent == TESTS:
+        return collection_path.name in _shipped() or None
+    return None
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +55,8 @@ def deterministic():
     torch.set_num_threads(threads)
 
 
-SITE = __import__("pathlib").Path(__file__).resolve().parent.parent / "_build" / "html"
+# The built book; TC_SITE points the site tests at another build (a fresh clone's, say).
+SITE = Path(os.environ.get("TC_SITE") or Path(__file__).resolve().parent.parent / "_build" / "html")
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,8 @@ class _Visible(HTMLParser):
             return
         classes = (dict(attrs).get("class") or "").split()
         hidden = (tag in ("script", "style", "code") or "cell_input" in classes
-                  or (not self.outputs and ("cell_output" in classes or tag == "pre"))
+                  or (not self.outputs and ("cell_output" in classes or tag == "pre"
+                                            or "tc-diagram" in classes))
                   or "math" in classes or (self.stack and self.stack[-1][1]))
         self.stack.append((tag, bool(hidden)))
 
@@ -43,7 +44,8 @@ def visible_text(page: Path, *, outputs: bool = True) -> str:
 
 
 def prose(page: Path) -> str:
-    """The article's prose only (no outputs, code or maths), whitespace kept."""
+    """The article's prose only (no outputs, code, maths or diagrams: the home page's
+    diagram is drawn by the package, like a cell's output), whitespace kept."""
     html = page.read_text(encoding="utf-8")
     start = html.find('<article class="bd-article"')
     end = html.find("</article>", start)

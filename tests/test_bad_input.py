@@ -334,9 +334,13 @@ def test_extreme_but_finite_input_never_gives_nan():
 
 def test_float64_overflow_is_a_clear_error():
     layer = tc.EncoderLayer(8, 2, 16).double().eval()
-    with pytest.raises(ValueError, match=r"EncoderLayer overflowed torch.float64 on inputs as "
-                                         r"large as 1e\+200"):
-        layer(torch.full((1, 2, 8), 1e200, dtype=torch.float64))
+    x = torch.full((1, 2, 8), 1e200, dtype=torch.float64)
+    with torch.no_grad(), pytest.raises(ValueError, match=r"EncoderLayer overflowed "
+                                        r"torch.float64 on inputs as large as 1e\+200"):
+        layer(x)
+    # A forward that autograd records reads nothing on the host: the rows too large to
+    # square are rescaled on the device, and the result is finite.
+    assert layer(x).isfinite().all()
 
 
 def test_bad_devices_and_sizes_are_named():
@@ -383,3 +387,62 @@ def test_greedy_decode_checker_fails_an_answer_that_never_stops_or_never_pads():
     assert not never_stops and "stop when all are done" in never_stops.message
     never_pads = tc.check.greedy_decode(lambda *a: decode(*a, pad=False))
     assert not never_pads and "after <eos> must be padding" in never_pads.message
+
+
+# --- issue 20: devices, argument names, precision ------------------------------------------------
+
+def test_every_public_model_checks_the_device_of_its_inputs():
+    """The meta device stands in for a GPU: a model moved there (as `fit` moves it to
+    tc.device()) and ids left on the CPU get an error naming the argument and both devices."""
+    ids = torch.tensor([[1, 2, 3]])
+    lm = tc.LanguageModel(10, d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=8).to("meta")
+    for call, name in ((lambda: lm.generate(ids, 2), "prompt"), (lambda: lm(ids), "ids")):
+        with pytest.raises(ValueError, match=rf"{name} is on device cpu but the model is on "
+                                             r"meta: move one of them with .to\(device\)"):
+            call()
+    clf = tc.TransformerClassifier(10, 2, d_model=8, num_heads=2).to("meta")
+    with pytest.raises(ValueError, match="token_ids is on device cpu but the model is on meta"):
+        clf(ids)
+    model = tc.Transformer(10, 10, d_model=8, num_heads=2, num_layers=1, d_ff=16).to("meta")
+    for call in (lambda: model(ids, ids), lambda: model.greedy_decode(ids, bos_id=1, max_len=3),
+                 lambda: model.beam_search(ids, bos_id=1, eos_id=2, max_len=3)):
+        with pytest.raises(ValueError, match="src is on device cpu but the model is on meta"):
+            call()
+    bert = tc.BertEncoder(vocab_size=10, d_model=8, num_heads=2, num_layers=1, d_ff=16)
+    with pytest.raises(ValueError, match="input_ids is on device cpu but the model is on meta"):
+        bert.to("meta")(ids)
+    x = torch.randn(1, 3, 8)
+    for module in (tc.MultiHeadAttention(8, 2), tc.EncoderLayer(8, 2, 16), tc.Encoder(8, 2, 16, 1),
+                   tc.FeedForward(8, 16)):
+        module.to("meta")
+        with pytest.raises(ValueError, match="is on device cpu but .* on meta"):
+            module(x, x, x) if isinstance(module, tc.MultiHeadAttention) else module(x)
+
+
+def test_listed_errors_name_their_argument():
+    lm = tc.LanguageModel(10, d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=8)
+    with pytest.raises(ValueError, match="top_k must be >= 1, got 0"):
+        lm.generate(torch.tensor([[1, 2]]), 2, top_k=0)
+    model = tc.Transformer(12, 12, d_model=8, num_heads=2, num_layers=1, d_ff=16)
+    src = torch.tensor([[3, 4, 5]])
+    with pytest.raises(TypeError, match="bos_id must be an int, got str"):
+        tc.generation.beam_search(model, src, bos_id="a", eos_id=2)
+    with pytest.raises(ValueError, match=r"bos_id must be an id in \[0, 12\), got 99"):
+        tc.generation.beam_search(model, src, bos_id=99, eos_id=2)
+    with pytest.raises(TypeError, match=r"Encoder.__init__\(\) missing 2 required positional "
+                                        r"arguments: 'd_ff' and 'num_layers'"):
+        tc.Encoder(d_model=16, num_heads=4)
+    with pytest.raises(TypeError, match=r"Decoder.__init__\(\) missing 1 required positional "
+                                        r"argument: 'num_layers'"):
+        tc.Decoder(16, 4, 32)
+    enc = tc.Encoder(8, 2, 16, 2)
+    with pytest.raises(ValueError, match=r"cache has 1 layer, the stack 2: build it with "
+                                         r"KVCache\(2\)"):
+        enc(torch.randn(1, 3, 8), cache=tc.KVCache(1))
+
+
+def test_a_float64_sinusoidal_table_stays_float64_when_it_grows():
+    pe = tc.SinusoidalPositionalEncoding(8, max_len=4).double()
+    out = pe(torch.zeros(1, 10, 8, dtype=torch.float64))  # longer than the table: it grows
+    assert pe.table.dtype == torch.float64 and pe.table.shape == (10, 8)
+    assert torch.equal(out[0], tc.sinusoidal_encoding(10, 8, dtype=torch.float64))

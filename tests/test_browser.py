@@ -13,6 +13,15 @@ pytest.importorskip("playwright.sync_api", reason="requirements.txt installs it"
 ROOT = Path(__file__).resolve().parent.parent
 LANGS = list(yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["languages"])
 PAGES = sorted(p.stem for p in (ROOT / "book" / "en").iterdir() if p.suffix in (".md", ".ipynb"))
+# What a page may transfer on first load (DESIGN section 7): the page, its scripts, styles,
+# pictures and fonts, MathJax included.
+FIRST_LOAD_BYTES = 2_500_000
+TRANSFERRED = """async () => {
+  await document.fonts.ready;
+  const entries = [...performance.getEntriesByType("navigation"),
+                   ...performance.getEntriesByType("resource")];
+  return entries.map(e => [e.name, e.transferSize]);
+}"""
 # The server, browser and visit fixtures are in conftest.py, their helpers in browsing.py.
 
 
@@ -38,6 +47,10 @@ def test_page_works_offline(visit, lang, page):
     assert v.blocked == [], f"requests to the outside: {v.blocked}"
     assert v.real_errors == [], v.real_errors
     assert v.page.locator("html").get_attribute("lang") == lang
+    loaded = sorted(v.page.evaluate(TRANSFERRED), key=lambda entry: -entry[1])
+    total = sum(size for _, size in loaded)
+    assert 0 < total <= FIRST_LOAD_BYTES, (
+        f"{lang}/{page} transfers {total:,} bytes on first load; the largest: {loaded[:5]}")
 
 
 def visible_picture(explorer):

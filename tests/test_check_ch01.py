@@ -145,3 +145,105 @@ def test_verdicts_follow_the_language():
         assert not result and "None" in result.message
     finally:
         tc.set_language("en")
+
+
+# --- symmetries: equivariant, invariant or neither ----------------------------------------------
+
+def symmetries(f, t, n):
+    equivariant = invariant = True
+    for _ in range(10):
+        x = torch.randn(t, n)
+        p = torch.randperm(t)
+        y, y_p = f(x), f(x[p])
+        equivariant = equivariant and torch.allclose(y_p, y[p], atol=1e-5)
+        invariant = invariant and torch.allclose(y_p, y, atol=1e-5)
+    return equivariant, invariant
+
+
+def shuffled_by(p_of):
+    """A test that tries one kind of shuffle only, given as a function of t."""
+    def test(f, t, n):
+        x, p = torch.randn(t, n), p_of(t)
+        y, y_p = f(x), f(x[p])
+        return torch.allclose(y_p, y[p], atol=1e-5), torch.allclose(y_p, y, atol=1e-5)
+    return test
+
+
+def test_symmetries_right_answers_pass():
+    result = check.symmetries(symmetries)
+    assert result, result
+    assert "reversal or a rotation" in result.message
+
+    def as_tensors(f, t, n):  # one-element boolean tensors and NumPy booleans are answers too
+        e, i = symmetries(f, t, n)
+        return torch.tensor(e), torch.tensor(i).numpy()
+    assert check.symmetries(as_tensors)
+
+
+def test_symmetries_the_answers_are_what_a_brute_force_test_finds():
+    from transformer_course.check.ch01 import _symmetry_cases
+
+    g = torch.Generator().manual_seed(0)
+    for what, f, equivariant, invariant, _, _ in _symmetry_cases(7, 16):
+        x = torch.randn(7, 16, generator=g)
+        perms = [torch.randperm(7, generator=g) for _ in range(50)]
+        assert all(torch.allclose(f(x[p]), f(x)[p], atol=1e-5) for p in perms) == equivariant, what
+        assert all(torch.allclose(f(x[p]), f(x), atol=1e-5) for p in perms) == invariant, what
+
+
+def test_symmetries_wrong_answers_say_why():
+    reversal = check.symmetries(shuffled_by(lambda t: torch.arange(t - 1, -1, -1)))
+    assert not reversal and "not only the reversal" in reversal.message
+
+    rotation = check.symmetries(shuffled_by(lambda t: torch.arange(t).roll(1)))
+    assert not rotation and "not only a rotation" in rotation.message
+
+    def exact(f, t, n):
+        e = i = True
+        for _ in range(10):
+            x, p = torch.randn(t, n), torch.randperm(t)
+            e = e and torch.equal(f(x[p]), f(x)[p])
+            i = i and torch.equal(f(x[p]), f(x))
+        return e, i
+    result = check.symmetries(exact)
+    assert not result and "compare with a tolerance" in result.message
+
+    def swapped(f, t, n):
+        e, i = symmetries(f, t, n)
+        return i, e
+    assert "answers are swapped" in check.symmetries(swapped).message
+
+    def equivariance_only(f, t, n):
+        return symmetries(f, t, n)[0], False
+    result = check.symmetries(equivariance_only)
+    assert not result and "invariant: no, expected yes" in result.message
+
+    def always(f, t, n):
+        return True, True
+    result = check.symmetries(always)
+    assert not result and "invariant: yes, expected no" in result.message
+
+    def numbers(f, t, n):
+        e, i = symmetries(f, t, n)
+        return int(e), int(i)
+    result = check.symmetries(numbers)
+    assert not result and "expected True or False" in result.message
+
+
+def test_symmetries_junk_fails_without_crashing():
+    assert_junk_fails(check.symmetries)
+
+
+def test_symmetries_speaks_the_readers_language():
+    tc.set_language("it")
+    try:
+        result = check.symmetries(shuffled_by(lambda t: torch.arange(t - 1, -1, -1)))
+        assert not result and "inversione" in result.message
+        assert "equivariante: sì" in result.message
+    finally:
+        tc.set_language("en")
+
+
+def test_every_checker_of_the_chapter_is_exported_and_tested_here():
+    assert set(check.ch01.__all__) == {"kernel_regression", "score_gradients", "symmetries"}
+    assert all(name in check.__all__ for name in check.ch01.__all__)

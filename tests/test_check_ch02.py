@@ -1,8 +1,11 @@
 """The checkers of chapter 2's transfer exercises: the right answer passes, plausible wrong
 answers fail saying why, junk answers fail without crashing."""
 
+import math
+
 import torch
 
+import transformer_course as tc
 from transformer_course import check
 
 JUNK = [None, (), [], float("nan"), float("inf"), "a string", True, (i for i in range(3)),
@@ -117,3 +120,95 @@ def test_additive_scores_wrong_answers_say_why():
 
 def test_additive_scores_junk_fails_without_crashing():
     assert_junk_fails(check.additive_scores)
+
+
+# --- stacked_self_attention --------------------------------------------------------------------
+
+def stacked_self_attention(x, beta, layers):
+    for _ in range(layers):
+        x = torch.softmax(beta * x @ x.T, dim=-1) @ x
+    return x
+
+
+def test_stacked_self_attention_right_answers_pass():
+    result = check.stacked_self_attention(stacked_self_attention)
+    assert result, result
+
+    def float32(x, beta, layers):  # the reader's own precision is fine
+        return stacked_self_attention(x.float(), beta, layers)
+    assert check.stacked_self_attention(float32)
+
+    def with_package(x, beta, layers):
+        for _ in range(layers):
+            x, _ = tc.attention(x, x, x, beta=beta)
+        return x
+    assert check.stacked_self_attention(with_package)
+
+
+def test_stacked_self_attention_wrong_answers_say_why():
+    def fixed(x, beta, layers):
+        weights = torch.softmax(beta * x @ x.T, dim=-1)
+        for _ in range(layers):
+            x = weights @ x
+        return x
+    assert "computed once, from x" in check.stacked_self_attention(fixed).message
+
+    def one(x, beta, layers):
+        return stacked_self_attention(x, beta, 1)
+    assert "applies one layer, expected 3" in check.stacked_self_attention(one).message
+
+    def too_many(x, beta, layers):
+        return stacked_self_attention(x, beta, layers + 1)
+    assert "one layer too many" in check.stacked_self_attention(too_many).message
+
+    def too_few(x, beta, layers):
+        return stacked_self_attention(x, beta, max(layers - 1, 0))
+    assert "one layer too few" in check.stacked_self_attention(too_few).message
+
+    def columns(x, beta, layers):
+        for _ in range(layers):
+            x = torch.softmax(beta * x @ x.T, dim=0) @ x
+        return x
+    assert "runs down the columns" in check.stacked_self_attention(columns).message
+
+    def scaled(x, beta, layers):
+        for _ in range(layers):
+            x = torch.softmax(beta * x @ x.T / math.sqrt(x.shape[-1]), dim=-1) @ x
+        return x
+    assert "square root of the size" in check.stacked_self_attention(scaled).message
+
+    def first_only(x, beta, layers):
+        for layer in range(layers):
+            x = torch.softmax((beta if layer == 0 else 1.0) * x @ x.T, dim=-1) @ x
+        return x
+    assert "first layer only" in check.stacked_self_attention(first_only).message
+
+    def weights_only(x, beta, layers):
+        return torch.softmax(beta * x @ x.T, dim=-1)
+    result = check.stacked_self_attention(weights_only)
+    assert not result and "the shape is (4, 4), expected (4, 2)" in result.message
+
+    def hard(x, beta, layers):
+        for _ in range(layers):
+            x, _ = tc.attention(x, x, x, hard=True)
+        return x
+    result = check.stacked_self_attention(hard)
+    assert not result and "expected" in result.message
+
+
+def test_stacked_self_attention_junk_fails_without_crashing():
+    assert_junk_fails(check.stacked_self_attention)
+
+
+def test_stacked_self_attention_counts_layers_in_the_readers_language():
+    tc.set_language("fr")
+    try:
+        result = check.stacked_self_attention(lambda x, b, n: stacked_self_attention(x, b, 1))
+        assert not result and "couches" in result.message
+    finally:
+        tc.set_language("en")
+
+
+def test_every_checker_of_the_chapter_is_exported_and_tested_here():
+    assert set(check.ch02.__all__) == {"additive_scores", "recover_beta", "stacked_self_attention"}
+    assert all(name in check.__all__ for name in check.ch02.__all__)

@@ -159,5 +159,116 @@ def test_messages_use_the_readers_number_format():
 
 
 def test_every_checker_of_the_chapter_is_exported_and_tested_here():
-    assert set(check.ch03.__all__) == {"beta_for_weight", "cosine_lookup", "score_variance"}
+    assert set(check.ch03.__all__) == {"beta_for_weight", "cosine_lookup", "mha_projections",
+                                       "score_variance"}
     assert all(name in check.__all__ for name in check.ch03.__all__)
+
+
+# --- mha_projections ----------------------------------------------------------------------------
+
+def mha_projections(mha, query, key, value):
+    e = mha.embed_dim
+    if mha.in_proj_weight is not None:
+        w_q, w_k, w_v = mha.in_proj_weight.split(e)
+    else:
+        w_q, w_k, w_v = mha.q_proj_weight, mha.k_proj_weight, mha.v_proj_weight
+    b_q, b_k, b_v = (None,) * 3 if mha.in_proj_bias is None else mha.in_proj_bias.split(e)
+    return F.linear(query, w_q, b_q), F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
+
+
+def split(t, heads):
+    return t.unflatten(-1, (heads, t.shape[-1] // heads)).transpose(1, 2)
+
+
+@pytest.mark.parametrize("kdim, vdim, bias", [(None, None, True), (5, 3, True), (4, 7, False),
+                                              (8, 8, False)])
+def test_the_reference_projections_give_pytorchs_own_output(kdim, vdim, bias):
+    """What the checker expects is what nn.MultiheadAttention computes: its forward pass,
+    rebuilt from these projections, gives the module's output."""
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(8, 2, batch_first=True, kdim=kdim, vdim=vdim, bias=bias)
+    if bias:
+        with torch.no_grad():
+            mha.in_proj_bias.normal_()
+    query = torch.randn(2, 4, 8)
+    key, value = torch.randn(2, 6, kdim or 8), torch.randn(2, 6, vdim or 8)
+    q, k, v = mha_projections(mha, query, key, value)
+    mixed = F.scaled_dot_product_attention(split(q, 2), split(k, 2), split(v, 2))
+    ours = mha.out_proj(mixed.transpose(1, 2).flatten(-2))
+    assert torch.allclose(ours, mha(query, key, value)[0], atol=1e-6)
+
+
+def test_mha_projections_accepts_the_right_answer_and_tc_from_torch():
+    result = check.mha_projections(mha_projections)
+    assert result, result
+    assert "in_proj_weight only when" in result.message
+
+    def through_the_package(mha, query, key, value):  # tc.from_torch copies the same slices
+        ours = tc.from_torch(mha)
+        return ours.W_q(query), ours.W_k(key), ours.W_v(value)
+    assert check.mha_projections(through_the_package)
+
+
+def test_mha_projections_names_the_packed_weight_that_is_none():
+    def packed_only(mha, query, key, value):
+        e = mha.embed_dim
+        w_q, w_k, w_v = mha.in_proj_weight.split(e)
+        b_q, b_k, b_v = (None,) * 3 if mha.in_proj_bias is None else mha.in_proj_bias.split(e)
+        return F.linear(query, w_q, b_q), F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
+    failed(check.mha_projections(packed_only), "kdim = 5", "AttributeError",
+           "in_proj_weight is None", "q_proj_weight")
+
+
+def test_mha_projections_names_a_missing_bias_and_a_wrong_order():
+    def no_bias(mha, query, key, value):
+        e = mha.embed_dim
+        if mha.in_proj_weight is not None:
+            w_q, w_k, w_v = mha.in_proj_weight.split(e)
+        else:
+            w_q, w_k, w_v = mha.q_proj_weight, mha.k_proj_weight, mha.v_proj_weight
+        return query @ w_q.T, key @ w_k.T, value @ w_v.T
+    failed(check.mha_projections(no_bias), "the bias is missing", "q of self-attention")
+
+    def swapped(mha, query, key, value):
+        v = mha_projections(mha, query, key, value)[2]
+        e = mha.embed_dim
+        w_q, w_k, _ = mha.in_proj_weight.split(e)
+        b_q, b_k, _ = mha.in_proj_bias.split(e)
+        return F.linear(query, w_k, b_k), F.linear(key, w_q, b_q), v
+    failed(check.mha_projections(swapped), "slice of another projection", "in this order")
+
+
+def test_mha_projections_names_the_wrong_input_and_the_untransposed_weight():
+    def from_query(mha, query, key, value):
+        return mha_projections(mha, query, query, query)
+    failed(check.mha_projections(from_query), "k of cross-attention", "projects another input")
+
+    def untransposed(mha, query, key, value):
+        e = mha.embed_dim
+        w_q, w_k, w_v = mha.in_proj_weight.split(e)
+        b_q, b_k, b_v = mha.in_proj_bias.split(e)
+        return query @ w_q + b_q, key @ w_k + b_k, value @ w_v + b_v
+    failed(check.mha_projections(untransposed), "not transposed", "x @ W.T")
+
+
+def test_mha_projections_names_heads_split_too_early_and_a_wrong_shape():
+    def heads(mha, query, key, value):
+        q, k, v = mha_projections(mha, query, key, value)
+        return split(q, mha.num_heads), k, v
+    failed(check.mha_projections(heads), "already split", "(B, L, embed_dim)")
+
+    def two(mha, query, key, value):
+        return mha_projections(mha, query, key, value)[:2]
+    failed(check.mha_projections(two), "expected a tuple (q, k, v)")
+
+
+@pytest.mark.parametrize("junk", [*JUNK, lambda *a: (None, None, None),
+                                  lambda *a: (torch.zeros(2), torch.zeros(2), torch.zeros(2))])
+def test_mha_projections_survives_junk(junk):
+    assert not check.mha_projections(junk)
+
+
+def test_mha_projections_speaks_the_readers_language():
+    tc.set_language("fr")
+    result = check.mha_projections(lambda m, q, k, v: mha_projections(m, q, q, q))
+    assert not result and "attention croisée" in result.message

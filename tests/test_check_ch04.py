@@ -184,9 +184,90 @@ def test_counts_use_the_readers_thousands_separator():
     assert tc.format_integer(1050624) in result.message
     assert "1,050,624" not in result.message
 
+# --- without_heads ------------------------------------------------------------------------------
+
+def without_heads(mha, x, removed, *, where="heads", bias=True):
+    q, k, v = (tc.split_heads(layer(x), mha.num_heads) for layer in (mha.W_q, mha.W_k, mha.W_v))
+    keep = torch.ones(mha.num_heads, 1, 1)
+    keep[list(removed)] = 0.0
+    if where == "scores":
+        q = q * keep
+    out, _ = tc.attention(q, k, v)
+    if where == "heads":
+        out = out * keep
+    out = tc.merge_heads(out) @ mha.W_o.weight.T + (mha.W_o.bias if bias else 0.0)
+    if where == "features":
+        out = tc.merge_heads(tc.split_heads(out, mha.num_heads) * keep)
+    return out
+
+
+def test_without_heads_accepts_the_right_answer_and_other_right_ways():
+    assert check.without_heads(without_heads)
+
+    def pruned_columns(mha, x, removed):  # the same thing: zero the columns of W_o
+        d_head = mha.d_head
+        with torch.no_grad():
+            for r in removed:
+                mha.W_o.weight[:, r * d_head:(r + 1) * d_head] = 0.0
+        return mha(x, x, x)[0]
+
+    assert check.without_heads(pruned_columns)
+
+    def zero_weights(mha, x, removed):  # weights of 0 give the head an output of 0 too
+        q, k, v = (tc.split_heads(layer(x), mha.num_heads) for layer in (mha.W_q, mha.W_k,
+                                                                         mha.W_v))
+        _, weights = tc.attention(q, k, v)
+        weights = weights.clone()
+        weights[:, list(removed)] = 0.0
+        return mha.W_o(tc.merge_heads(weights @ v))
+
+    assert check.without_heads(zero_weights)
+
+
+def test_without_heads_names_heads_counted_from_one():
+    failed(check.without_heads(lambda m, x, r: without_heads(m, x, [i - 1 for i in r])),
+           "instead of 1", "head 1 of the text is index 0")
+
+
+def test_without_heads_names_nothing_switched_off_and_zeroing_after_w_o():
+    failed(check.without_heads(lambda m, x, r: m(x, x, x)[0]), "nothing was switched off")
+    failed(check.without_heads(lambda m, x, r: without_heads(m, x, r, where="features")),
+           "after W_o")
+
+
+def test_without_heads_names_zeroed_scores_and_a_missing_bias():
+    failed(check.without_heads(lambda m, x, r: without_heads(m, x, r, where="scores")),
+           "uniform weights")
+    failed(check.without_heads(lambda m, x, r: without_heads(m, x, r, bias=False)),
+           "bias of W_o is missing")
+
+
+def test_without_heads_gives_each_call_its_own_module():
+    seen = []
+
+    def spoils_its_module(mha, x, removed):
+        seen.append(mha)
+        result = without_heads(mha, x, removed)
+        with torch.no_grad():
+            mha.W_o.weight.zero_()
+        return result
+
+    assert check.without_heads(spoils_its_module)
+    assert len({id(m) for m in seen}) == len(seen) == 5
+
+
+@pytest.mark.parametrize("junk", JUNK)
+def test_without_heads_survives_junk(junk):
+    assert not check.without_heads(junk)
+
+
+def test_without_heads_speaks_french():
+    tc.set_language("fr")
+    result = check.without_heads(lambda m, x, r: m(x, x, x)[0])
+    assert not result and "têtes" in result.message
 
 
 def test_every_checker_of_the_chapter_is_exported_and_tested_here():
     assert set(check.ch04.__all__) == {"attention_parameter_count", "grouped_query_attention",
-                                       "heads_of_any_width"}
+                                       "heads_of_any_width", "without_heads"}
     assert all(name in check.__all__ for name in check.ch04.__all__)

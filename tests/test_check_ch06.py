@@ -45,7 +45,38 @@ def rope_by_addition(x, positions):
     return x + tc.sinusoidal_encoding(int(positions.max()) + 1, x.shape[-1])[positions]
 
 
+def shift_concatenated(k, d_model, *, sign=1.0):
+    """M'_k for the concatenated layout: pair i in columns i and i + d_model / 2."""
+    half = d_model // 2
+    angle = sign * k * 10000.0 ** (-2 * torch.arange(half, dtype=torch.float64) / d_model)
+    M = torch.zeros(d_model, d_model, dtype=torch.float64)
+    i = torch.arange(half)
+    M[i, i], M[i, i + half] = angle.cos(), angle.sin()
+    M[i + half, i], M[i + half, i + half] = -angle.sin(), angle.cos()
+    return M
+
+
+def shift_interleaved(k, d_model):
+    blocks = []
+    for i in range(d_model // 2):
+        a = torch.tensor(k / 10000 ** (2 * i / d_model), dtype=torch.float64)
+        blocks.append(torch.stack([torch.stack([a.cos(), a.sin()]),
+                                   torch.stack([-a.sin(), a.cos()])]))
+    return torch.block_diag(*blocks)
+
+
+def layout_order(d_model):
+    return torch.cat([torch.arange(0, d_model, 2), torch.arange(1, d_model, 2)])
+
+
 CASES = {
+    "shift_matrix_concatenated": (shift_concatenated, [
+        (shift_interleaved, ["k = 1, d_model = 8", "interleaved layout"]),
+        (lambda k, d: shift_concatenated(k, d, sign=-1.0), ["the other way"]),
+        (lambda k, d: shift_interleaved(k, d)[layout_order(d)], ["E'_(p+k)", "off by"]),
+        (lambda k, d: shift_concatenated(k, d)[: d // 2], ["shape", "(4, 8)"]),
+        (lambda k, d: torch.eye(d), ["k = 1", "off by"]),
+    ]),
     "alibi_scores": (alibi_scores, [
         (lambda q, k, s: alibi_scores(q, k, -s), ["wrong sign", "bonus"]),
         (lambda q, k, s: alibi_scores(q, k, s) + q @ k.transpose(-2, -1)
@@ -55,7 +86,7 @@ CASES = {
          ["-slope * (i - j)", "|i - j|"]),
         (lambda q, k, s: q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
          - s[:, None, None] * torch.arange(q.shape[-2]), ["depend on where they start",
-                                                          "head 0", "distance"]),
+                                                          "head 1", "distance"]),
         (lambda q, k, s: q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), ["no position bias"]),
         (lambda q, k, s: alibi_scores(q, k, s.flip(0)), ["slopes [0.25", "off by"]),
     ]),
@@ -115,6 +146,7 @@ def test_junk_answers_fail_without_crashing(name):
 
 def test_float32_answers_pass():
     assert check.rope(lambda x, p: rope(x.float(), p))
+    assert check.shift_matrix_concatenated(lambda k, d: shift_concatenated(k, d).float())
     assert check.alibi_scores(lambda q, k, s: alibi_scores(q.float(), k.float(), s.float()))
 
 
@@ -126,3 +158,11 @@ def test_the_translation_invariance_verdict_is_localised():
     finally:
         tc.set_language("en")
     assert not result and re.search(r"score -?\d+,\d+, ", result.message), result.message
+
+
+def test_the_concatenated_shift_is_the_interleaved_one_reordered():
+    order = layout_order(16)
+    result = check.shift_matrix_concatenated(
+        lambda k, d: shift_interleaved(k, d)[layout_order(d)][:, layout_order(d)])
+    assert result, result
+    assert torch.allclose(shift_interleaved(5, 16)[order][:, order], shift_concatenated(5, 16))

@@ -289,3 +289,96 @@ def test_checkers_leave_the_random_state_alone():
     check.mlm_mask(global_rng)
     check.mlm_mask(mask_tokens)
     assert torch.equal(torch.rand(3), expected)
+
+
+# --- the gradient of a lookup ---------------------------------------------------------------
+
+def embedding_grad(ids, grad_output, vocab_size):
+    flat = grad_output.reshape(-1, grad_output.shape[-1])
+    return torch.zeros(vocab_size, flat.shape[-1]).index_add_(0, ids.reshape(-1), flat)
+
+
+def assigned(ids, grad_output, vocab_size):
+    out = torch.zeros(vocab_size, grad_output.shape[-1])
+    out[ids.reshape(-1)] = grad_output.reshape(-1, grad_output.shape[-1])
+    return out
+
+
+def averaged(ids, grad_output, vocab_size):
+    counts = torch.bincount(ids.reshape(-1), minlength=vocab_size).clamp(min=1)
+    return embedding_grad(ids, grad_output, vocab_size) / counts[:, None]
+
+
+def test_embedding_grad_accepts_the_right_answers():
+    assert check.embedding_grad(embedding_grad)
+
+    def one_hot(ids, grad_output, vocab_size):  # the transposed one-hot product of section 9.2
+        flat = grad_output.reshape(-1, grad_output.shape[-1])
+        return torch.nn.functional.one_hot(ids.reshape(-1), vocab_size).to(flat.dtype).T @ flat
+
+    def autograd(ids, grad_output, vocab_size):  # what nn.Embedding's backward gives
+        table = torch.zeros(vocab_size, grad_output.shape[-1], requires_grad=True)
+        torch.nn.functional.embedding(ids, table).backward(grad_output)
+        return table.grad
+
+    assert check.embedding_grad(one_hot) and check.embedding_grad(autograd)
+
+
+@pytest.mark.parametrize(("answer", "words"), [
+    (assigned, ["id 3", "looked up 3 times", "only one of its gradients", "add up"]),
+    (averaged, ["id 3", "the mean of its gradients"]),
+    (lambda ids, g, v: g, ["shape"]),
+    (lambda ids, g, v: embedding_grad(ids, g, v)[:, :1], ["shape"]),
+    (lambda ids, g, v: embedding_grad(ids.flip(0), g, v), ["entry", "off by"]),
+])
+def test_embedding_grad_wrong_answers_say_why(answer, words):
+    result = check.embedding_grad(answer)
+    assert not result
+    for word in words:
+        assert word in result.message, (word, result.message)
+
+
+@pytest.mark.parametrize("junk", [None, 3, "text", (1, 2), torch.zeros(0),
+                                  torch.full((10, 4), float("nan"))])
+def test_embedding_grad_survives_junk(junk):
+    result = check.embedding_grad(lambda *a, junk=junk: junk)
+    assert not result and "could not be checked" not in result.message, result.message
+
+
+# --- max pooling ----------------------------------------------------------------------------
+
+def max_pooling(hidden, attention_mask):
+    return hidden.masked_fill(attention_mask[..., None] == 0, float("-inf")).amax(dim=1)
+
+
+def test_max_pooling_accepts_the_right_answers():
+    assert check.max_pooling(max_pooling)
+    assert check.max_pooling(lambda h, m: torch.stack(
+        [h[b, m[b].bool()].max(dim=0).values for b in range(len(h))]))
+
+
+@pytest.mark.parametrize(("answer", "words"), [
+    (lambda h, m: (h * m[..., None]).amax(dim=1), ["zeros at the padding", "-inf"]),
+    (lambda h, m: h.amax(dim=1), ["padding positions took part"]),
+    (lambda h, m: torch.max(h.masked_fill(m[..., None] == 0, float("-inf")), dim=1),
+     ["(values, indices)"]),
+    (lambda h, m: (h * m[..., None]).sum(1) / m.sum(1, keepdim=True), ["entry", "off by"]),
+    (lambda h, m: max_pooling(h, m)[:, :2], ["shape"]),
+])
+def test_max_pooling_wrong_answers_say_why(answer, words):
+    result = check.max_pooling(answer)
+    assert not result
+    for word in words:
+        assert word in result.message, (word, result.message)
+
+
+@pytest.mark.parametrize("junk", [None, 3, "text", (1, 2), torch.zeros(0),
+                                  torch.full((3, 4), float("nan"))])
+def test_max_pooling_survives_junk(junk):
+    result = check.max_pooling(lambda *a, junk=junk: junk)
+    assert not result and "could not be checked" not in result.message, result.message
+
+
+def test_every_checker_of_the_chapter_is_tested_here():
+    assert set(check.ch09.__all__) == {"embedding_grad", "max_pooling", "mlm_mask", "wordpiece"}
+    assert all(name in check.__all__ for name in check.ch09.__all__)

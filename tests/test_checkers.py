@@ -99,12 +99,15 @@ def rotation(k, d):
     return torch.block_diag(*blocks)
 
 
-def offset(e_p, e_q, d):
+def offset(e_p, e_q, d, *, reduce=True):
     i = d // 2 - 1
     omega = 10000 ** (-2 * i / d)
     a_p = math.atan2(float(e_p[2 * i]), float(e_p[2 * i + 1]))
     a_q = math.atan2(float(e_q[2 * i]), float(e_q[2 * i + 1]))
-    return round((a_q - a_p) / omega)
+    turn = a_q - a_p
+    if reduce:  # back into (-pi, pi]: the angle may wrap around between p and q
+        turn = math.atan2(math.sin(turn), math.cos(turn))
+    return round(turn / omega)
 
 
 def layer_norm(x, g, b, eps):
@@ -270,6 +273,8 @@ CASES = {
          ["p = 10", "expected -7"]),
         (lambda a, b, d: abs(offset(a, b, d)), ["q = 3", "expected -7"]),
         (lambda a, b, d: offset(a, b, d) + 0.4, ["not a whole number"]),
+        (lambda a, b, d: offset(a, b, d, reduce=False), ["p = 300, q = 330", "wrapped around",
+                                                          "(-pi, pi]"]),
     ]),
     "layer_norm": (layer_norm, [
         (lambda x, g, b, eps: g * (x - x.mean(-1, keepdim=True))

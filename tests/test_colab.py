@@ -79,3 +79,13 @@ def test_the_explorers_of_the_colab_run_agree_with_pytorch(report, browser, plai
                                                                          visit.real_errors)
             finally:
                 visit.close()
+
+
+def test_no_hidden_check_depends_on_the_clock(report):
+    """The simulation's kernels run with a clock that lies (a seeded random walk of
+    time.perf_counter, time.monotonic and time.time): every sentence still holds, so no
+    hidden check compared timings, and a student on a slow or busy machine sees no note."""
+    assert report.get("lying_clock") is True, "run the simulation with its lying clock"
+    for lang, runs in report["chapters"].items():
+        for chapter, result in runs.items():
+            assert result["claims_differ"] == [], (lang, chapter, result["claims_differ"])

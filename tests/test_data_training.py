@@ -206,3 +206,79 @@ def test_a_static_page_gets_one_summary_line_instead_of_a_bar(monkeypatch, capsy
     training.fit(model, batches, loss_fn, device="cpu", desc="live")
     out = capsys.readouterr()
     assert "live:" in out.out + out.err and "steps in" not in out.out  # the live bar
+
+
+# --- issue 20: any iterable of batches, tokenizers saved and loaded ------------------------------
+
+def _linear_task(n=64):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(n, 4, generator=g)
+    return x, (x.sum(1) > 0).long()
+
+
+def _loss(model, batch):
+    inputs, labels = batch
+    return torch.nn.functional.cross_entropy(model(inputs), labels)
+
+
+def test_fit_takes_a_dataloader_and_leaves_the_model_in_eval_mode():
+    from torch.utils.data import DataLoader, TensorDataset
+
+    x, y = _linear_task()
+    loader = DataLoader(TensorDataset(x, y), batch_size=8, shuffle=True,
+                        generator=torch.Generator().manual_seed(1))
+    model = torch.nn.Linear(4, 2)
+    history = training.fit(model, loader, _loss, epochs=3, lr=0.05, device="cpu",
+                           progress=False)
+    assert history.steps == 3 * len(loader) == 24  # read again at every epoch
+    assert not model.training  # documented: eval mode afterwards
+    assert history.losses[-1] < history.losses[0]
+    dicts = DataLoader([{"inputs": a, "labels": b} for a, b in zip(x, y, strict=True)],
+                       batch_size=16)  # a DataLoader of dicts yields dicts of tensors
+    history = training.fit(model, dicts, lambda m, b: _loss(m, (b["inputs"], b["labels"])),
+                           device="cpu", progress=False)
+    assert history.steps == 4
+
+
+def test_fit_takes_a_generator_for_one_epoch_and_says_what_to_do_for_more():
+    x, y = _linear_task()
+    batches = [(x[i:i + 16], y[i:i + 16]) for i in range(0, 64, 16)]
+    model = torch.nn.Linear(4, 2)
+    history = training.fit(model, (b for b in batches), _loss, device="cpu", progress=False)
+    assert history.steps == 4
+    with pytest.raises(ValueError, match=r"one-shot iterator \(generator\).*epochs=2: pass a "
+                                         r"list \(list\(batches\)\), a DataLoader"):
+        training.fit(model, (b for b in batches), _loss, epochs=2, device="cpu", progress=False)
+    spent = iter(batches)
+    with pytest.raises(ValueError, match="batches gave no batch in epoch 2 of 2"):
+        training.fit(model, lambda epoch: spent, _loss, epochs=2, device="cpu", progress=False)
+    with pytest.raises(TypeError, match=r"got one tensor of shape \(64, 4\): wrap a single batch"):
+        training.fit(model, x, _loss, device="cpu", progress=False)
+    with pytest.raises(TypeError, match="batches must be a list of tensor tuples, a DataLoader"):
+        training.fit(model, 3, _loss, device="cpu", progress=False)
+    with pytest.raises(ValueError, match="batches must hold at least one batch, got an empty list"):
+        training.fit(model, [], _loss, device="cpu", progress=False)
+
+
+@pytest.mark.parametrize("kind", ["char", "word"])
+def test_tokenizers_are_saved_and_loaded_with_the_same_ids(tmp_path, kind):
+    texts = ["L'hôtel est près d'ici.", "the cat sat on the mat", "già fatto ✓"]
+    if kind == "char":
+        tokenizer = data.CharTokenizer.from_texts(texts)
+    else:
+        tokenizer = data.WordTokenizer.from_texts(texts)
+    path = tokenizer.save(tmp_path / "tokenizer.json")
+    loaded = type(tokenizer).load(path)
+    assert type(loaded) is type(tokenizer) and loaded.itos == tokenizer.itos
+    for text in [*texts, "unseen words ¿"]:
+        assert loaded.encode(text) == tokenizer.encode(text)
+    assert repr(loaded) == f"{type(tokenizer).__name__}(vocab_size={tokenizer.vocab_size})"
+    other = data.WordTokenizer if kind == "char" else data.CharTokenizer
+    with pytest.raises(ValueError, match=f"holds a {type(tokenizer).__name__}, not a "
+                                         f"{other.__name__}: load it with"):
+        other.load(path)
+    (tmp_path / "junk.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ValueError, match="is not a saved tokenizer"):
+        type(tokenizer).load(tmp_path / "junk.json")
+    with pytest.raises(TypeError, match="path must be a str or a path, got int"):
+        tokenizer.save(3)

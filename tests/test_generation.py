@@ -196,3 +196,202 @@ def test_the_course_corpus_is_the_book_s_prose():
 def test_bench_generate_runs_small():
     r = bench.bench_generate(new_tokens=8, prompt_length=4, repeats=1)
     assert r["identical"] == 1.0 and r["cached tokens/s"] > 0 and r["speed-up"] > 0
+
+
+# --- issue 20: end of sequence, top-p, prompts of different lengths, no end symbol ---------------
+
+@pytest.fixture(scope="module")
+def exact():
+    """A float64 model: padded and unpadded runs agree to the last bit that matters."""
+    torch.manual_seed(7)
+    return tc.LanguageModel(30, d_model=32, num_heads=4, num_layers=2, d_ff=64, dropout=0.0,
+                            max_len=64).double().eval()
+
+
+def test_generate_stops_at_the_end_of_sequence_id(exact):
+    prompt = torch.tensor([[5, 6, 7], [9, 10, 11]])
+    free = exact.generate(prompt, 12, temperature=0.0)
+    eos = int(free[0, 5])  # the third token the first row writes
+    out = exact.generate(prompt, 12, temperature=0.0, eos_id=eos, pad_id=0)
+    for row, alone in zip(out, free, strict=True):
+        new, written = row[3:], alone[3:]
+        hits = (written == eos).nonzero()
+        end = int(hits[0]) + 1 if len(hits) else len(written)
+        assert torch.equal(new[:end], written[:end])  # the same tokens up to <eos>
+        assert torch.all(new[end:] == 0)  # then padding
+    stops = [(row[3:] == eos).nonzero() for row in free]
+    if all(len(s) for s in stops):  # every row finished: generation stopped early
+        assert out.shape[1] == 3 + max(int(s[0]) + 1 for s in stops) < 15
+    filled = exact.generate(prompt, 12, temperature=0.0, eos_id=eos)  # no pad_id: <eos> again
+    assert torch.all(filled[0, 6:] == eos)
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_prompts_of_different_lengths_are_continued_as_each_alone(exact, use_cache):
+    a, b = [5, 6, 7, 8], [9, 10]
+    alone = [exact.generate(torch.tensor([p]), 6, temperature=0.0)[0] for p in (a, b)]
+    right = torch.tensor([a, [*b, 0, 0]])  # as tokenizer.batch pads: on the right, with 0
+    out = exact.generate(right, 6, temperature=0.0, pad_id=0, use_cache=use_cache)
+    assert torch.equal(out[0], alone[0])
+    assert torch.equal(out[1], torch.cat([alone[1], torch.tensor([0, 0])]))  # padding last
+    left = torch.tensor([a, [3, 3, *b]])  # left padding with a mask: pad values are ignored
+    mask = torch.tensor([[1, 1, 1, 1], [0, 0, 1, 1]])
+    out = exact.generate(left, 6, temperature=0.0, attention_mask=mask, use_cache=use_cache)
+    assert torch.equal(out[0], alone[0])
+    assert torch.equal(out[1], torch.cat([torch.tensor([3, 3]), alone[1]]))  # padding first
+
+
+def test_padded_logits_equal_the_unpadded_ones(exact):
+    ids = torch.tensor([[0, 0, 4, 5, 6]])
+    mask = torch.tensor([[False, False, True, True, True]])
+    torch.testing.assert_close(exact(ids, attention_mask=mask)[:, 2:], exact(ids[:, 2:]))
+    cache = exact.new_cache()  # and one position at a time through the cache
+    exact(ids[:, :4], cache=cache, attention_mask=mask[:, :4])
+    step = exact(ids[:, 4:], cache=cache, attention_mask=mask)
+    torch.testing.assert_close(step[:, -1], exact(ids[:, 2:])[:, -1])
+
+
+@pytest.mark.parametrize("temperature, top_k, top_p", [(1.0, None, 0.9), (0.8, 5, 0.5)])
+def test_padded_sampling_is_the_same_with_and_without_the_cache(model, temperature, top_k,
+                                                                top_p):
+    prompt = torch.tensor([[1, 2, 3, 4], [5, 6, 0, 0], [7, 0, 0, 0]])
+    out = {}
+    for use_cache in (True, False):
+        out[use_cache] = model.generate(prompt, 20, temperature=temperature, top_k=top_k,
+                                        top_p=top_p, pad_id=0, use_cache=use_cache,
+                                        generator=torch.Generator().manual_seed(11))
+    assert out[True].shape == (3, 24) and torch.equal(out[True], out[False])
+
+
+def test_top_p_keeps_the_smallest_nucleus():
+    logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
+    for p, kept in ((0.4, 1), (0.6, 2), (0.79, 2), (0.81, 3), (1.0, 4)):
+        filtered = generation.top_p_logits(logits, p)
+        assert int(torch.isfinite(filtered).sum()) == kept, (p, filtered)
+    probs = generation.next_token_probabilities(logits, top_p=0.7)
+    torch.testing.assert_close(probs, torch.tensor([[0.625, 0.375, 0.0, 0.0]]))
+    ties = torch.zeros(1, 4)  # four equal tokens: a tie is kept whole
+    assert torch.isfinite(generation.top_p_logits(ties, 0.3)).all()
+    # the nucleus is taken at the temperature: hotter, more tokens reach the mass
+    cold = generation.next_token_probabilities(logits, temperature=0.5, top_p=0.8)
+    hot = generation.next_token_probabilities(logits, temperature=2.0, top_p=0.8)
+    assert int((cold > 0).sum()) < int((hot > 0).sum())
+    assert torch.equal(generation.next_token_probabilities(logits, temperature=0.0, top_p=0.1),
+                       tc.hard_argmax(logits))
+
+
+def test_top_p_sampling_draws_only_from_the_nucleus():
+    logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]])).expand(20000, 4)
+    ids = generation.sample_next(logits, top_p=0.8, generator=torch.Generator().manual_seed(0))
+    freq = torch.bincount(ids, minlength=4) / 20000
+    assert freq[2:].sum() == 0
+    assert torch.allclose(freq[:2], torch.tensor([0.625, 0.375]), atol=0.015), freq
+
+
+def test_sampling_errors_name_the_argument(model):
+    prompt = torch.tensor([[1, 2]])
+    for options, error, message in (
+            ({"top_k": 0}, ValueError, "top_k must be >= 1, got 0"),
+            ({"top_k": 2.5}, TypeError, "top_k must be an int, got float"),
+            ({"top_p": 0.0}, ValueError, r"top_p must be a finite number in \(0, 1\], got 0.0"),
+            ({"top_p": 1.5}, ValueError, r"top_p must be a finite number in \(0, 1\]"),
+            ({"temperature": -1}, ValueError, r"temperature must be a finite number in \[0"),
+            ({"eos_id": 30}, ValueError, r"eos_id must be an id in \[0, 30\), got 30"),
+            ({"pad_id": -1}, ValueError, r"pad_id must be an id in \[0, 30\), got -1"),
+            ({"eos_id": "2"}, TypeError, "eos_id must be an int, got str"),
+            ({"generator": 3}, TypeError, "generator must be a torch.Generator or None"),
+            ({"attention_mask": torch.ones(1, 3)}, ValueError,
+             r"attention_mask must have the shape of prompt \(1, 2\), got \(1, 3\)"),
+            ({"attention_mask": torch.tensor([[1, 0, 1]]).bool(), "max_new_tokens": 2},
+             ValueError, "must have the shape of prompt")):
+        options = {"max_new_tokens": 3, **options}
+        with pytest.raises(error, match=message):
+            model.generate(prompt, **options)
+    with pytest.raises(ValueError, match=r"row 1 of prompt \(2, 3\) has padding between real"):
+        model.generate(torch.tensor([[1, 2, 3], [4, 0, 5]]), 2, pad_id=0)
+    with pytest.raises(ValueError, match=r"row 0 of prompt \(2, 2\) holds only padding"):
+        model.generate(torch.tensor([[0, 0], [4, 5]]), 2, pad_id=0)
+    with pytest.raises(ValueError, match=r"top_k must be >= 1, got 0"):
+        generation.sample_next(torch.randn(2, 5), top_k=0)
+    with pytest.raises(ValueError, match=r"p must be a finite number in \(0, 1\]"):
+        generation.top_p_logits(torch.randn(2, 5), 0)
+
+
+@pytest.fixture(scope="module")
+def seq2seq():
+    torch.manual_seed(5)
+    return tc.Transformer(12, 12, d_model=16, num_heads=2, num_layers=1, d_ff=32,
+                          dropout=0.0).eval()
+
+
+def test_decoding_without_an_end_symbol_writes_exactly_max_len_tokens(seq2seq):
+    src = torch.randint(3, 12, (4, 5), generator=torch.Generator().manual_seed(6))
+    greedy = seq2seq.greedy_decode(src, bos_id=1, eos_id=None, max_len=7)
+    assert greedy.shape == (4, 7)
+    stepwise = torch.ones(4, 1, dtype=torch.long)  # the argmax at every step, never stopping
+    for _ in range(7):
+        nxt = seq2seq(src, stepwise)[:, -1].argmax(-1, keepdim=True)
+        stepwise = torch.cat([stepwise, nxt], dim=1)
+    assert torch.equal(greedy, stepwise[:, 1:])
+    assert torch.equal(seq2seq.beam_search(src, bos_id=1, eos_id=None, beam_size=1, max_len=7),
+                       greedy)
+    wide = seq2seq.beam_search(src, bos_id=1, beam_size=3, max_len=7)
+    assert wide.shape == (4, 7)
+    with torch.no_grad():
+        gain = (generation.log_probability(seq2seq, src, wide, bos_id=1)
+                - generation.log_probability(seq2seq, src, greedy, bos_id=1))
+    assert torch.all(gain > -1e-5), gain  # a wider beam never finds a less likely sequence
+
+
+def test_decoding_errors_name_the_argument(seq2seq):
+    src = torch.tensor([[3, 4, 5]])
+    for call in (generation.beam_search, generation.greedy_decode):
+        with pytest.raises(TypeError, match="bos_id must be an int, got str"):
+            call(seq2seq, src, bos_id="a")
+        with pytest.raises(ValueError, match=r"bos_id must be an id in \[0, 12\), got 99"):
+            call(seq2seq, src, bos_id=99, eos_id=2)
+        with pytest.raises(ValueError, match=r"eos_id must be an id in \[0, 12\), got -2"):
+            call(seq2seq, src, bos_id=1, eos_id=-2)
+        with pytest.raises(TypeError, match="model must be an encoder-decoder.*lacks"):
+            call(object(), src, bos_id=1)
+    with pytest.raises(ValueError, match=r"bos_id must be an id in \[0, 12\), got 99"):
+        seq2seq.beam_search(src, bos_id=99, eos_id=2)
+
+
+def test_the_package_s_imports_run_one_way():
+    """No circle between the package's modules (models -> generation, never back), lazy
+    imports inside functions included."""
+    import ast
+    from pathlib import Path
+
+    root = Path(tc.__file__).resolve().parent
+    graph = {}
+    for path in root.rglob("*.py"):
+        module = ".".join(path.relative_to(root.parent).with_suffix("").parts)
+        module = module.removesuffix(".__init__")
+        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                target = f"{base}.{node.module}" if node.module else base
+                names = [f"{target}.{a.name}" for a in node.names]
+                targets.update(n for n in names if (root.parent / n.replace(".", "/")).with_suffix(
+                    ".py").exists())
+                targets.add(target)
+        graph[module] = {t for t in targets if t != module and t != "transformer_course"}
+
+    done = set()
+
+    def visit(node, trail):
+        assert node not in trail, "import circle: " + " -> ".join([*trail, node])
+        if node not in done:
+            for nxt in sorted(graph.get(node, ())):
+                visit(nxt, [*trail, node])
+            done.add(node)
+
+    assert graph["transformer_course.models"] >= {"transformer_course.generation"}
+    assert not any(t.endswith((".models", ".lm")) for t in graph["transformer_course.generation"])
+    for start in graph:
+        if start != "transformer_course":
+            visit(start, [])

@@ -1,7 +1,11 @@
 """``import transformer_course`` stays light and exposes the contract's names."""
 
+import os
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 import transformer_course as tc
 
@@ -39,3 +43,32 @@ def test_contract_names():
     assert set(tc.__all__) <= set(dir(tc))
     for sub in ("data", "training", "plotting", "widgets", "viz", "check", "bench"):
         assert sub in dir(tc)
+
+
+def test_the_package_under_test_is_the_installed_one_when_asked():
+    """tools/local_jupyter.py runs these tests against an installed wheel: the module must
+    come from that environment's site-packages, never from a source tree."""
+    expected = os.environ.get("TRANSFORMER_COURSE_EXPECT_INSTALLED")
+    where = Path(tc.__file__).resolve()
+    if expected:
+        assert where.is_relative_to(Path(expected).resolve()), where
+    else:
+        assert where.name == "__init__.py" and where.parent.name == "transformer_course"
+
+
+@pytest.mark.parametrize("blocked, code, extra", [
+    ("matplotlib", "import transformer_course.plotting", "plot"),
+    ("bertviz", "import torch, transformer_course as tc; "
+                "tc.viz.head_view([torch.rand(1, 1, 2, 2)], ['a', 'b'])", "course"),
+])
+def test_an_optional_part_names_the_extra_that_installs_it(blocked, code, extra):
+    """As PyTorch and pandas do: the error says what to install."""
+    script = (f"import sys; sys.modules[{blocked!r}] = None  # as if not installed\n"
+              f"try:\n    {code}\nexcept ModuleNotFoundError as error:\n"
+              f"    print(error.name, '|', error)")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    name, message = out.split(" | ")
+    assert name.split(".")[0] == blocked
+    assert f'needs {blocked}, which is not installed: pip install "transformer-course[{extra}]"' \
+        in message, message

@@ -30,6 +30,22 @@ def test_attention_heatmap_labels_and_values():
     assert _drawn(fig)
 
 
+def test_tokens_label_both_axes_as_the_explorers_take_them():
+    words = ["the", "cat", "sat"]
+    w = torch.softmax(torch.randn(3, 3), -1)
+    ax = plotting.attention_heatmap(w, tokens=words).axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == words
+    assert [t.get_text() for t in ax.get_yticklabels()] == words
+    grid = plotting.attention_heads(torch.softmax(torch.randn(2, 3, 3), -1), tokens=words)
+    assert [t.get_text() for t in grid.axes[1].get_yticklabels()] == words
+    old = plotting.attention_heatmap(w, queries=words, keys=words).axes[0]  # still there
+    assert [t.get_text() for t in old.get_xticklabels()] == words
+    with pytest.raises(ValueError, match="give tokens .* or queries and keys, not both"):
+        plotting.attention_heatmap(w, tokens=words, keys=words)
+    with pytest.raises(ValueError, match="tokens has 2 labels but the weights have 3"):
+        plotting.attention_heads(w[None], tokens=words[:2])
+
+
 def test_attention_heads_grid():
     w = torch.softmax(torch.randn(6, 3, 3), -1)
     fig = plotting.attention_heads(w, columns=4)
@@ -119,7 +135,8 @@ def test_checkers_accept_right_answers():
         tc.check.pad_batch(reference_pad_batch),
         tc.check.mean_pooling(lambda h, m: (h * m[..., None]).sum(1) / m.sum(1, keepdim=True)),
         tc.check.offset(lambda a, b, d: round(
-            (math.atan2(b[d - 2], b[d - 1]) - math.atan2(a[d - 2], a[d - 1]))
+            math.remainder(math.atan2(b[d - 2], b[d - 1]) - math.atan2(a[d - 2], a[d - 1]),
+                           2 * math.pi)  # the angle difference back into [-pi, pi]
             / 10000 ** (-(d - 2) / d))),
     ]
     for r in results:

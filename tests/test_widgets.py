@@ -7,6 +7,7 @@ import math
 import re
 import subprocess
 import sys
+from html import unescape
 from html.parser import HTMLParser
 
 import pytest
@@ -29,7 +30,10 @@ def english():
 @pytest.fixture
 def marked(monkeypatch):
     """Every catalog lookup of the explorers wraps its message in ⟦ ⟧."""
+    from transformer_course import _page
+
     monkeypatch.setattr(widgets, "_", lambda message: f"⟦{message}⟧")
+    monkeypatch.setattr(_page, "_", lambda message: f"⟦{message}⟧")  # the shared note
     monkeypatch.setattr(widgets, "ngettext",
                         lambda one, many, n: f"⟦{one if n == 1 else many}⟧")
 
@@ -325,7 +329,23 @@ def test_save_writes_a_standalone_page(tmp_path, english):
     text = path.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>") and '<meta charset="utf-8">' in text
     assert 'data-kind="masks"' in text and text.rstrip().endswith("</html>")
-    assert "Explorer masks" in repr(widgets.masks_explorer())
+    assert repr(widgets.masks_explorer()).startswith("<Masks explorer: 6 tokens, heads 1; ")
+
+
+def test_the_repr_and_the_no_script_note_speak_the_reader_s_language(monkeypatch):
+    tc.set_language("fr")
+    try:
+        explorer = widgets.heads_explorer(head_counts=(1, 2))
+        text = repr(explorer)
+        assert text.startswith("<Explorateur de têtes\u00a0: ") and "jetons" in text, text
+        html = explorer.html()
+        assert "Fichier" not in html  # Jupyter's own menu, named as it shows it
+        assert "File → Trust Notebook" in html and "réexécutez" in html
+    finally:
+        tc.set_language("en")
+    note = unescape(widgets.masks_explorer().html())
+    assert ("This explorer's JavaScript has not run. In Jupyter, re-run this cell or choose "
+            "File → Trust Notebook") in note
 
 
 # --- with a kernel: the text box ---------------------------------------------------------------
@@ -342,10 +362,92 @@ def test_sentence_box_rebuilds_the_explorer(monkeypatch, english):
     box.text.value = "attention is all you need"
     assert box.explorer.tokens == ["attention", "is", "all", "you", "need"] and box.error is None
     box.text.value = " ".join(["w"] * 30)
-    assert "at most 20" in box.error and len(box.explorer.tokens) == 5  # the last good one
+    assert box.error == ("This sentence has 30 tokens; an explorer takes at most 20: "
+                         "shorten it.")
+    assert len(box.explorer.tokens) == 5  # the last good one
     box.button.click()
     masks = widgets.sentence_box("masks", "one two three")
     assert masks.explorer.kind == "masks" and masks.explorer.tokens == ["one", "two", "three"]
+
+
+def _shown(box):
+    """What the box's output widget holds: one entry per displayed item."""
+    return [item["data"]["text/html"] for item in box.output.outputs]
+
+
+def test_sentence_box_shows_one_explorer_per_submission(monkeypatch, english):
+    """Typing a sentence then clicking "Show" is one submission (the box reports the text
+    on blur, then the click): one explorer, built once; a note replaces it, and an explorer
+    replaces the note, never both on screen."""
+    pytest.importorskip("ipywidgets")
+    monkeypatch.delenv(STATIC_ENV, raising=False)
+    built = []
+    real = widgets.heads_explorer
+    monkeypatch.setattr(widgets, "heads_explorer",
+                        lambda **kw: built.append(kw["sentence"]) or real(**kw))
+    box = widgets.sentence_box("heads", "the first sentence", head_counts=(1, 2))
+    assert built == ["the first sentence"] and len(_shown(box)) == 1
+    box.text.value = "a second one"  # Enter, or leaving the box
+    box.button.click()  # then the click on "Show": the same submission
+    box.button.click()
+    assert built == ["the first sentence", "a second one"]
+    assert len(_shown(box)) == 1 and 'class="tc-explorer' in _shown(box)[0]
+    assert '"a","second","one"' in _shown(box)[0]
+    box.text.value = "   "
+    assert box.error == "This sentence has no word: type at least one."
+    (note,) = _shown(box)
+    assert "no word" in note and "tc-explorer " not in note  # the note alone
+    box.text.value = "back again"
+    (page,) = _shown(box)
+    assert box.error is None and "no word" not in page and 'class="tc-explorer' in page
+
+
+def test_sentence_box_notes_are_in_the_reader_s_language(monkeypatch):
+    pytest.importorskip("ipywidgets")
+    monkeypatch.delenv(STATIC_ENV, raising=False)
+    tc.set_language("it")
+    try:
+        box = widgets.sentence_box("masks")
+        assert box.button.description == "Mostra"
+        box.text.value = " ".join(["parola"] * 25)
+        assert box.error == ("Questa frase ha 25 token; un esploratore ne accetta al massimo "
+                             "20: accorciatela.")
+        tc.set_language("fr")
+        box.text.value = "?!"
+        assert box.text.value == "?!" and box.error is None  # two tokens: an explorer
+        box.text.value = ""
+        assert box.error == "Cette phrase n’a aucun mot\u00a0: tapez-en au moins un."
+    finally:
+        tc.set_language("en")
+
+
+def test_sentence_box_without_ipywidgets_shows_the_explorer_and_what_to_install(
+        monkeypatch, marked):
+    """`pip install "transformer-course[course]" jupyterlab` brings no ipywidgets: the cell
+    shows the explorer of its sentence, says what to install, and "Run all" goes on."""
+    monkeypatch.delenv(STATIC_ENV, raising=False)
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # import ipywidgets now fails
+    shown = widgets.sentence_box("heads", "the cat sat", head_counts=(1, 2))
+    assert shown.explorer.tokens == ["the", "cat", "sat"] and shown.error is None
+    html = shown._repr_html_()
+    assert html.count('class="tc-explorer ') == 1 and "tc-explorer-note" in html
+    assert shown.note == ('⟦To type a sentence of your own here, install ipywidgets (pip '
+                          'install "transformer-course[jupyter]"), restart the kernel and run '
+                          'this cell again.⟧')  # a catalog message
+    with pytest.raises(ValueError, match="kind must be 'heads' or 'masks'"):
+        widgets.sentence_box("beta")
+    with pytest.raises(ValueError, match=r"head_counts \[3\] do not divide d_model=32"):
+        widgets.sentence_box("heads", head_counts=(3,))  # the author's mistake still raises
+
+
+def test_sentence_box_without_ipywidgets_names_the_jupyter_extra(monkeypatch, english):
+    monkeypatch.delenv(STATIC_ENV, raising=False)
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)
+    shown = widgets.sentence_box("masks")
+    assert shown.note == ('To type a sentence of your own here, install ipywidgets (pip install '
+                          '"transformer-course[jupyter]"), restart the kernel and run this cell '
+                          'again.')
+    assert repr(shown).startswith(shown.note)
 
 
 def test_sentence_box_is_a_note_on_the_static_page(monkeypatch, marked):

@@ -75,6 +75,10 @@ def run(path: Path, quiet: bool) -> bool:
 
 
 def main(argv: list[str]) -> int:
+    sys.path.insert(0, str(ROOT / "tools" / "sphinxext"))
+    from coursebook_kernels import use_private_ipc_kernels
+
+    use_private_ipc_kernels()  # no port collision with a book build running beside it
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="+", type=Path)
     parser.add_argument("--quiet", action="store_true")

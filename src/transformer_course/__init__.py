@@ -7,13 +7,15 @@
     torch.Size([2, 5, 5])
 
 The top-level import stays light (torch only); ``data``, ``training``, ``plotting``,
-``widgets``, ``viz``, ``check`` and ``bench`` are submodules loaded on first use.
+``widgets``, ``quiz``, ``viz``, ``check`` and ``bench`` are submodules loaded on first use.
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import Any
+
+import torch
 
 from .bert import BertEncoder, BertEncoderOutput, from_huggingface
 from .cache import KVCache, LayerCache
@@ -54,10 +56,11 @@ from .positional import (
 )
 from .utils import device, seed_everything
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _SUBMODULES = (
-    "bench", "check", "data", "generation", "plotting", "training", "viz", "widgets",
+    "bench", "check", "data", "diagrams", "generation", "plotting", "quiz", "training", "viz",
+    "widgets",
 )
 
 __all__ = [
@@ -83,6 +86,7 @@ __all__ = [
     "causal_mask",
     "claim",
     "device",
+    "diagram",
     "format_integer",
     "format_number",
     "format_percent",
@@ -99,6 +103,18 @@ __all__ = [
     "soft_argmax",
     "split_heads",
 ]
+
+
+def diagram(module: torch.nn.Module, *, example: object = None) -> Any:
+    """Draw one of the course's modules from its own tree: blocks, shapes, parameters.
+
+    Returns a :class:`transformer_course.diagrams.Diagram`, which displays itself in a
+    notebook (self-contained SVG, style and script) and has ``.html()``, ``.svg`` and
+    ``.save(path)``. See :func:`transformer_course.diagrams.diagram` for the arguments.
+    """
+    from .diagrams import diagram as draw
+
+    return draw(module, example=example)
 
 
 def __getattr__(name: str) -> Any:

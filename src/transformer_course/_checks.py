@@ -6,6 +6,7 @@ import math
 import numbers
 
 import torch
+from torch import nn
 
 __all__ = [
     "check_attention_mask",
@@ -23,9 +24,11 @@ __all__ = [
     "check_positive_int",
     "check_probability",
     "check_real",
+    "check_same_device",
     "check_tensor",
     "check_width",
     "has_data",
+    "lookup",
     "shape_of",
 ]
 
@@ -96,6 +99,28 @@ def check_id_range(name: str, ids: torch.Tensor, size: int, *, what: str = "voca
         )
 
 
+def lookup(name: str, table: nn.Embedding, ids: torch.Tensor, *, what: str = "vocabulary"
+           ) -> torch.Tensor:
+    """``table(ids)``: an id outside the table raises a ``ValueError`` naming ``name``.
+
+    Nothing is read back on the host unless the lookup fails, so that a training forward
+    on a GPU never waits for the CPU: on the CPU the lookup's own ``IndexError`` is turned
+    into the package's message. On an accelerator, where that error is a device-side
+    assertion, the range is checked first (one synchronisation) when autograd is off; in
+    a forward that autograd records, an id outside the table trips PyTorch's own
+    assertion (``CUDA error: device-side assert triggered``): check that the tokenizer
+    and the model agree on the vocabulary size.
+    """
+    if ids.device.type not in ("cpu", "meta") and not torch.is_grad_enabled():
+        check_id_range(name, ids, table.num_embeddings, what=what)
+    try:
+        return table(ids)
+    except IndexError as err:
+        error = err
+    check_id_range(name, ids, table.num_embeddings, what=what)  # names the id outside
+    raise error
+
+
 def check_attention_mask(name: str, mask: object, ids: torch.Tensor, ids_name: str
                          ) -> torch.Tensor:
     """Check a Hugging Face style ``(B, L)`` mask (1/True for real tokens, 0/False for
@@ -136,6 +161,20 @@ def check_like(name: str, x: torch.Tensor, reference: torch.Tensor | None, *,
         raise ValueError(
             f"{name} is on device {x.device} but {owner}'s parameters are on "
             f"{reference.device}: move one of them with .to(device)"
+        )
+
+
+def check_same_device(name: str, x: torch.Tensor, device: torch.device, *,
+                      owner: str = "the model") -> None:
+    """Check that ``x`` is on ``device``, where ``owner``'s parameters are.
+
+    ``training.fit`` moves a model to :func:`transformer_course.device` (a GPU in Colab), so a
+    prompt built on the CPU afterwards lands here: the message says where each one is.
+    """
+    if x.device != device:
+        raise ValueError(
+            f"{name} is on device {x.device} but {owner} is on {device}: move one of them "
+            f"with .to(device), for example {name}.to({str(device)!r})"
         )
 
 

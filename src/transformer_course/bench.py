@@ -1,4 +1,4 @@
-"""Benchmarks: ``python -m transformer_course.bench attention|dates|all``.
+"""Benchmarks: ``python -m transformer_course.bench [attention|dates|generate|all]``.
 
 Timings are taken here, by a script, never inside the tests. Each benchmark interleaves
 the implementations it compares in one process so that they see the same machine load.
@@ -12,21 +12,26 @@ the implementations it compares in one process so that they see the same machine
   ``nn.Transformer``, AdamW at a constant 3e-3, batches of 64, greedy decoding of the 500
   pairs every 100 steps; both in one run, over three seeds (target: the lab no slower).
 * ``generate``: chapter 10's language model writes 256 tokens after a prompt, with and
-  without its KV cache, on 2 CPU threads: tokens per second of
-  each, and whether they wrote the same tokens (target: the cache at least 3x faster,
-  identical tokens).
+  without its KV cache, on 1 and on 2 CPU threads: tokens per second of each, their ratio
+  (target: the cache at least 6x faster on both, on a quiet 2-core machine), whether they
+  wrote the same tokens, the cached time per token, and the PyTorch operators that one
+  cached token costs (counted with a dispatch mode: the same on every machine).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
 import time
+from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from .data import date_pairs, date_tokenizers
 from .functional import merge_heads, split_heads
@@ -42,11 +47,13 @@ __all__ = [
     "DATES_RECIPE",
     "LM_CONFIG",
     "PLAIN_RECIPE",
+    "OperatorCount",
     "TorchSeq2Seq",
     "bench_attention",
     "bench_dates",
     "bench_generate",
     "main",
+    "operators_per_token",
 ]
 
 
@@ -299,41 +306,120 @@ def bench_dates(*, seeds: tuple[int, ...] = (0, 1, 2), progress: bool = True
 LM_CONFIG = dict(d_model=64, num_heads=4, num_layers=2, d_ff=256, dropout=0.0, max_len=320)
 
 
+class OperatorCount(TorchDispatchMode):
+    """Counts the PyTorch operators dispatched inside it (a measure of per-call overhead
+    that does not depend on the machine)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: Counter[str] = Counter()
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        self.calls[str(func)] += 1
+        return func(*args, **(kwargs or {}))
+
+
+@torch.no_grad()
+def operators_per_token(model: LanguageModel, prompt: torch.Tensor, *, use_cache: bool = True,
+                        tokens: int = 16) -> Counter[str]:
+    """The operators that one more generated token costs (sampling included): those of
+    ``tokens`` more tokens, divided by ``tokens``, so that the prompt's pass cancels out."""
+    counts = []
+    for steps in (4, 4 + tokens):
+        with OperatorCount() as counter:
+            model.generate(prompt, steps, use_cache=use_cache,
+                           generator=torch.Generator(device=prompt.device).manual_seed(0))
+        counts.append(counter.calls)
+    return Counter({name: (counts[1][name] - counts[0][name]) / tokens
+                    for name in counts[1] if counts[1][name] != counts[0][name]})
+
+
 @torch.no_grad()
 def bench_generate(*, new_tokens: int = 256, prompt_length: int = 16, vocab_size: int = 110,
-                   repeats: int = 3, seed: int = 0) -> dict[str, float]:
+                   repeats: int = 3, seed: int = 0, threads: tuple[int, ...] = (1, 2)
+                   ) -> dict[str, float]:
     """Tokens per second of :meth:`LanguageModel.generate` with and without the KV cache.
 
-    The two are interleaved ``repeats`` times (medians kept) and both sample with equally
-    seeded generators at temperature 1, so that they must write the same tokens.
+    For each thread count, the two are interleaved ``repeats`` times (medians kept), and
+    both sample with equally seeded generators at temperature 1, so that they must write the
+    same tokens. The caller's thread count is restored afterwards. Also counts the
+    operators of one cached token. Keys end with ``, {n} threads``; the last thread
+    count's figures also go by the plain names (``"speed-up"``, ``"identical"``...).
     """
     torch.manual_seed(seed)
     model = LanguageModel(vocab_size, **LM_CONFIG).eval()
     prompt = torch.randint(0, vocab_size, (1, prompt_length),
                            generator=torch.Generator().manual_seed(seed))
-    outputs: dict[str, torch.Tensor] = {}
+    outputs: dict[bool, torch.Tensor] = {}
 
     def run(use_cache: bool) -> Callable[[], None]:
         def go() -> None:
             generator = torch.Generator().manual_seed(seed)
-            outputs[str(use_cache)] = model.generate(prompt, new_tokens, use_cache=use_cache,
-                                                     generator=generator)
+            outputs[use_cache] = model.generate(prompt, new_tokens, use_cache=use_cache,
+                                                generator=generator)
         return go
 
-    medians = _interleaved({"with the cache": run(True), "without": run(False)}, repeats)
-    return {
-        "cached tokens/s": new_tokens / medians["with the cache"],
-        "uncached tokens/s": new_tokens / medians["without"],
-        "speed-up": medians["without"] / medians["with the cache"],
-        "identical": float(torch.equal(outputs["True"], outputs["False"])),
-    }
+    results = {"operators per cached token": sum(operators_per_token(model, prompt).values())}
+    caller = torch.get_num_threads()
+    try:
+        for count in threads:
+            torch.set_num_threads(count)
+            medians = _interleaved({"with": run(True), "without": run(False)}, repeats)
+            results[f"cached tokens/s, {count} threads"] = new_tokens / medians["with"]
+            results[f"uncached tokens/s, {count} threads"] = new_tokens / medians["without"]
+            results[f"speed-up, {count} threads"] = medians["without"] / medians["with"]
+            results[f"cached us/token, {count} threads"] = medians["with"] / new_tokens * 1e6
+            results[f"identical, {count} threads"] = float(torch.equal(outputs[True],
+                                                                       outputs[False]))
+    finally:
+        torch.set_num_threads(caller)
+    last = threads[-1]  # the figures of the last thread count also under their plain names
+    for name in ("cached tokens/s", "uncached tokens/s", "speed-up", "identical"):
+        results[name] = results[f"{name}, {last} threads"]
+    return results
+
+
+def _load_average() -> str:
+    """The machine's load (1-minute average, as ``uptime`` shows it) and CPU count."""
+    try:
+        load = f"{os.getloadavg()[0]:.2f}"
+    except OSError:  # not on this system
+        load = "unknown"
+    return f"load average {load} on {os.cpu_count()} CPUs"
+
+
+_HELP = """\
+Benchmarks of the transformer_course package. Timings are taken by this script, never
+inside the tests; each benchmark interleaves the implementations it compares in one
+process, so that they see the same machine load.
+
+benchmarks:
+  attention  forward + backward of multi-head self-attention (B=2, L=1024,
+             d_model=512, 8 heads): ours with need_weights=False against
+             nn.MultiheadAttention, and our weights-returning path against a plain
+             matmul-softmax-matmul module.
+  dates      chapter 8's dates lab (its model and its recipe) trained until 99%
+             exact match on 500 held-out dates, against an independent plain recipe
+             (nn.Transformer, AdamW at a constant 3e-3, batches of 64, greedy
+             decoding every 100 steps), interleaved, over three seeds. It trains
+             six models: it takes minutes (several on 2 CPU cores).
+  generate   chapter 10's language model writing 256 tokens with and without its
+             KV cache: tokens per second, and whether both wrote the same tokens.
+  all        the three, one after the other. This is the default: without a name,
+             the benchmark runs all three, dates included.
+"""
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m transformer_course.bench",
-                                     description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m transformer_course.bench", description=_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example: python -m transformer_course.bench generate --threads 1")
     parser.add_argument("which", choices=("attention", "dates", "generate", "all"), nargs="?",
-                        default="all")
+                        default="all", metavar="benchmark",
+                        help="attention, dates, generate or all (default: all, which "
+                             "includes the minutes-long dates)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
@@ -349,6 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.which in ("dates", "all"):
         r = bench_dates(progress=not args.quiet)
         runs = int(r["runs"])
+        print(f"  chapter 8's dates lab against the plain recipe, {_load_average()}")
         for name, label in (("plain", "plain nn.Transformer recipe"), ("lab", "the lab's recipe")):
             print(f"  {label:27s} >= {r[name + ' accuracy']:.1%} exact match, on average "
                   f"{r[name + ' steps'] / runs:.0f} steps in {r[name + ' seconds'] / runs:.1f} s "
@@ -359,10 +446,16 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['lab seconds'] / runs:.1f} s")
     if args.which in ("generate", "all"):
         r = bench_generate()
-        same = "identical tokens" if r["identical"] else "different tokens"
-        print(f"  chapter 10's model ({LM_CONFIG}), 256 tokens after a 16-token prompt")
-        print(f"generate: {r['cached tokens/s']:.0f} tokens/s with the cache, "
-              f"{r['uncached tokens/s']:.0f} without, {r['speed-up']:.1f}x, {same}")
+        print(f"  chapter 10's model ({LM_CONFIG}), 256 tokens after a 16-token prompt, "
+              f"{_load_average()} (target: the cache >= 6x, identical tokens)")
+        print(f"  with the cache: {r['operators per cached token']:.0f} PyTorch operators per "
+              f"token (counted), {r['cached us/token, 1 threads']:.0f} µs per token on 1 "
+              f"thread, {r['cached us/token, 2 threads']:.0f} µs on 2")
+        for count, head in ((1, "generate, 1 thread"), (2, "generate")):
+            same = "identical tokens" if r[f"identical, {count} threads"] else "different tokens"
+            print(f"{head}: {r[f'cached tokens/s, {count} threads']:.0f} tokens/s with the "
+                  f"cache, {r[f'uncached tokens/s, {count} threads']:.0f} without, "
+                  f"{r[f'speed-up, {count} threads']:.1f}x, {same}")
     return 0
 
 

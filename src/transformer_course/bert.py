@@ -10,13 +10,15 @@ from torch import nn
 from ._checks import (
     check_attention_mask,
     check_flag,
-    check_id_range,
     check_ids,
     check_positive_int,
     check_probability,
     check_real,
+    check_same_device,
+    lookup,
     shape_of,
 )
+from ._numerics import LayerNorm
 from .layers import Encoder, _check_heads
 
 __all__ = ["BertEncoder", "BertEncoderOutput", "from_huggingface"]
@@ -42,12 +44,13 @@ class BertEmbeddings(nn.Module):
         self.word = nn.Embedding(vocab_size, d_model, padding_idx=pad_id)
         self.position = nn.Embedding(max_len, d_model)
         self.token_type = nn.Embedding(type_vocab_size, d_model)
-        self.norm = nn.LayerNorm(d_model, eps=eps)
+        self.norm = LayerNorm(d_model, eps=eps)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
         positions = torch.arange(input_ids.shape[1], device=input_ids.device)  # (L,)
-        x = self.word(input_ids) + self.position(positions) + self.token_type(token_type_ids)
+        x = (lookup("input_ids", self.word, input_ids) + self.position(positions)
+             + lookup("token_type_ids", self.token_type, token_type_ids, what="segment table"))
         return self.dropout(self.norm(x))  # (B, L, d_model)
 
 
@@ -111,17 +114,12 @@ class BertEncoder(nn.Module):
         """
         emb = self.embeddings
         input_ids = check_ids("input_ids", input_ids)
-        check_id_range("input_ids", input_ids, emb.word.num_embeddings)
         if input_ids.shape[1] > emb.position.num_embeddings:
             raise ValueError(
                 f"input_ids has {input_ids.shape[1]} positions (shape {shape_of(input_ids)}) "
                 f"but the model has {emb.position.num_embeddings} position embeddings"
             )
-        if input_ids.device != emb.word.weight.device:
-            raise ValueError(
-                f"input_ids is on device {input_ids.device} but the model is on "
-                f"{emb.word.weight.device}: move one of them with .to(device)"
-            )
+        check_same_device("input_ids", input_ids, emb.word.weight.device)
         check_flag("output_hidden_states", output_hidden_states)
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
@@ -132,8 +130,6 @@ class BertEncoder(nn.Module):
                     f"token_type_ids must have the shape of input_ids {shape_of(input_ids)}, "
                     f"got {shape_of(token_type_ids)}"
                 )
-            check_id_range("token_type_ids", token_type_ids, emb.token_type.num_embeddings,
-                           what="segment table")
         x = self.embeddings(input_ids, token_type_ids)
         mask = None
         if attention_mask is not None:

@@ -15,11 +15,12 @@ Three forms, one helper:
 
     >>> import transformer_course as tc
     >>> tc.claim("every row sums to 1", True)             # a condition
-    True
     >>> with tc.claim("the weights are those of beta times 4"):
     ...     assert 2 + 2 == 4                               # assertions in a block
     >>> tc.claim("log V", value=4.7005, shown="4.70")      # a number as the text prints it
-    True
+
+A claim is a statement, not a value: it returns None, so that a claim on the last line of a
+cell displays nothing in Jupyter or Colab.
 
 The third form pins a number of a sentence at the precision the sentence gives: ``shown``
 is the number exactly as the text writes it in the current language (``"4,70"`` in French,
@@ -64,7 +65,7 @@ class _Note:
         return f"⚠ {self.text}"
 
 
-def _differs(text: str, detail: str | None = None) -> bool:
+def _differs(text: str, detail: tuple[str, str] | None = None) -> bool:
     """Report a claim that does not hold: raise in the build, else show a note; False."""
     if detail is None:
         message = _("This run differs from the text: {claim}.").format(claim=text)
@@ -118,7 +119,7 @@ def _decimals(shown: str) -> int:
     return len(body) - body.rfind(separator) - 1 if separator in body else 0
 
 
-def _pin(text: str, value: object, shown: object) -> bool:
+def _pin(text: str, value: object, shown: object) -> None:
     if not isinstance(shown, str) or not _NUMBER.match(shown.strip()):
         raise ValueError(
             f"shown must be a number written as the text writes it (for example '4.70', "
@@ -134,13 +135,12 @@ def _pin(text: str, value: object, shown: object) -> bool:
     def canonical(s: str) -> str:  # spaces of any kind and minus signs compare equal
         return re.sub(r"[\s\u00a0\u202f]", " ", s).replace("−", "-")
 
-    if canonical(got) == canonical(shown):
-        return True
-    return _differs(text, (shown, got))
+    if canonical(got) != canonical(shown):
+        _differs(text, (shown, got))
 
 
 def claim(text: str, condition: object = _MISSING, *, value: object = _MISSING,
-          shown: object = None) -> bool | _Block:
+          shown: object = None) -> _Block | None:
     """Check a sentence of the book against this run.
 
     Args:
@@ -153,8 +153,9 @@ def claim(text: str, condition: object = _MISSING, *, value: object = _MISSING,
             precision ``shown`` gives.
 
     Returns:
-        True when the claim holds, False when it does not (outside the book build); a
-        context manager when ``condition`` and ``value`` are left out.
+        None (a claim that does not hold shows a note outside the book build); a context
+        manager, truthy when its assertions held, when ``condition`` and ``value`` are left
+        out.
 
     Raises:
         ClaimError: in the book build, when the claim does not hold.
@@ -164,9 +165,12 @@ def claim(text: str, condition: object = _MISSING, *, value: object = _MISSING,
     if value is not _MISSING:
         if condition is not _MISSING:
             raise TypeError("give either condition or value= with shown=, not both")
-        return _pin(text, value, shown)
+        _pin(text, value, shown)
+        return None
     if shown is not None:
         raise TypeError("shown= goes with value=: the number the text states")
     if condition is _MISSING:
         return _Block(text)
-    return True if bool(condition) else _differs(text)
+    if not bool(condition):
+        _differs(text)
+    return None

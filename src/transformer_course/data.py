@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import json
+import os
 import random
 import re
 import zipfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import torch
 
@@ -347,10 +350,14 @@ def _strings(name: str, items: object, *, text_ok: bool = False) -> list[str]:
     return items
 
 
+_V = TypeVar("_V", bound="_Vocabulary")
+
+
 class _Vocabulary:
     """Shared id bookkeeping: specials first, [PAD] always 0."""
 
     specials: tuple[str, ...] = ()
+    single_characters = False  # every other symbol is one character
 
     def __init__(self, symbols: Iterable[str]) -> None:
         self.itos: list[str] = list(self.specials)
@@ -383,6 +390,56 @@ class _Vocabulary:
             raise ValueError(f"ids holds {bad[0]}, outside the vocabulary [0, {len(self.itos)})")
         return out
 
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the vocabulary to a JSON file (UTF-8); :meth:`load` reads it back.
+
+        Save it next to the model's weights: the ids mean nothing without it.
+
+        Returns:
+            The path written.
+        """
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path must be a str or a path, got {type(path).__name__}")
+        path = Path(path)
+        state = {"format": "transformer_course tokenizer", "version": 1,
+                 "class": type(self).__name__, "itos": self.itos}
+        path.write_text(json.dumps(state, ensure_ascii=False, indent=1) + "\n",
+                        encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls: type[_V], path: str | os.PathLike) -> _V:
+        """Read a tokenizer written by :meth:`save`: the same ids for the same text.
+
+        Raises:
+            ValueError: if the file holds another kind of tokenizer or no tokenizer.
+        """
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path must be a str or a path, got {type(path).__name__}")
+        try:
+            state = json.loads(Path(path).read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"path {str(path)!r} is not a saved tokenizer (not JSON: "
+                             f"{error})") from None
+        if not isinstance(state, dict) or state.get("format") != "transformer_course tokenizer":
+            raise ValueError(f"path {str(path)!r} is not a tokenizer saved by "
+                             f"{cls.__name__}.save")
+        if state.get("class") != cls.__name__:
+            raise ValueError(f"path {str(path)!r} holds a {state.get('class')}, not a "
+                             f"{cls.__name__}: load it with {state.get('class')}.load")
+        itos = _strings("itos", state.get("itos", ()))
+        long = cls.single_characters and any(len(t) != 1 for t in itos[len(cls.specials):])
+        if tuple(itos[:len(cls.specials)]) != cls.specials or len(set(itos)) != len(itos) or long:
+            raise ValueError(f"path {str(path)!r} holds a damaged vocabulary: it must start "
+                             f"with {cls.specials} and hold each token once"
+                             + (", one character each" if cls.single_characters else ""))
+        tokenizer = cls.__new__(cls)
+        _Vocabulary.__init__(tokenizer, itos[len(cls.specials):])
+        return tokenizer
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(vocab_size={self.vocab_size})"
+
     def _pad(self, rows: list[list[int]], device: torch.device | str | None) -> torch.Tensor:
         device = check_device("device", device)
         if not rows:
@@ -398,11 +455,12 @@ class CharTokenizer(_Vocabulary):
     """One id per character, with ``<pad>`` = 0, ``<bos>`` = 1, ``<eos>`` = 2, ``<unk>`` = 3.
 
     Build it from an alphabet (``CharTokenizer("0123456789-")``) or from texts
-    (:meth:`from_texts`).
+    (:meth:`from_texts`); :meth:`save` and :meth:`load` keep it next to a model's weights.
     """
 
     specials = ("<pad>", "<bos>", "<eos>", "<unk>")
     pad_id, bos_id, eos_id, unk_id = 0, 1, 2, 3
+    single_characters = True
 
     def __init__(self, alphabet: Iterable[str]) -> None:
         symbols = _strings("alphabet", alphabet, text_ok=True)
@@ -462,6 +520,7 @@ class WordTokenizer(_Vocabulary):
     Lower-cases, splits words and punctuation, keeps an elided article with its
     apostrophe ("l'hôtel" -> "l'", "hôtel"). Ids: ``[PAD]`` = 0, ``[UNK]`` = 1,
     ``[CLS]`` = 2, ``[SEP]`` = 3, then the words seen by :meth:`from_texts`.
+    :meth:`save` and :meth:`load` keep it next to a model's weights.
     """
 
     specials = ("[PAD]", "[UNK]", "[CLS]", "[SEP]")

@@ -30,6 +30,7 @@ from ._checks import (
     has_data,
     shape_of,
 )
+from ._numerics import rescale_queries, sync_free
 
 __all__ = [
     "attention",
@@ -217,8 +218,10 @@ def attention(
         ``weights`` sums to one, or is all zero when every key of that row is masked.
         For finite inputs the weights are never NaN, even when the scores overflow the
         dtype (``query`` and ``key`` of 1e30 in float32, or ``beta = 1e30``): the scores
-        are then recomputed from rescaled queries and keys. The output is a weighted
-        average of the values, so it is as large as the values at most.
+        are then recomputed from rescaled queries and keys (after one check on the host),
+        or, in a forward that autograd records, the query rows that could overflow are
+        rescaled on the device beforehand, with no check on the host. The output is a
+        weighted average of the values, so it is as large as the values at most.
     """
     target = _check_qkv(query, key, value)
     if beta is None and query.shape[-1] == 0:
@@ -231,6 +234,20 @@ def attention(
     dropout_p = check_probability("dropout_p", dropout_p)
     if mask is not None:
         mask = check_bool_mask("mask", mask, target).to(query.device)
+    return _attention(query, key, value, mask, beta, hard, dropout_p)
+
+
+def _attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+               mask: torch.Tensor | None, beta: float, hard: bool, dropout_p: float, *,
+               heads: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`attention` without its checks (``mask`` on the device of ``query``);
+    ``heads``: the queries are ``(B, H, L_q, d_head)`` from ``split_heads``."""
+    # A beta beyond the square root of the dtype's largest number (chapter 2's limit,
+    # beta = 1e30) keeps the exact rescaling of _rescaled_scores, after a check on the host.
+    huge = beta > torch.finfo(query.dtype).max ** 0.5
+    recorded = sync_free() and not huge  # a training forward: nothing is read on the host
+    if recorded:  # query rows whose scores could overflow are divided first, on the device
+        query = rescale_queries(query, key, beta, torch.finfo(query.dtype).max, heads=heads)
 
     # Scaling the queries (L_q * d_k numbers) is cheaper than scaling the scores (L_q * L_k).
     scores = (query * beta) @ key.transpose(-2, -1)  # (..., L_q, L_k)
@@ -240,7 +257,7 @@ def attention(
         # A query with nothing to attend to: give it finite scores, zero its weights below.
         empty = ~mask.any(dim=-1, keepdim=True)  # (..., L_q, 1)
         scores = scores.masked_fill(empty, 0.0)
-    if _overflowed(scores, query, key):
+    if not recorded and _overflowed(scores, query, key):
         scores = _rescaled_scores(query, key, beta, mask)
         if empty is not None:
             scores = scores.masked_fill(empty, 0.0)

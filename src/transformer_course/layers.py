@@ -7,6 +7,7 @@ side effect.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -27,9 +28,18 @@ from ._checks import (
     check_width,
     shape_of,
 )
-from ._numerics import all_finite, guard_active, guarded, nested
+from ._numerics import (
+    LayerNorm,
+    all_finite,
+    guard_active,
+    guarded,
+    nested,
+    reduced_max,
+    rescale_queries,
+    sync_free,
+)
 from .cache import KVCache, LayerCache
-from .functional import attention, merge_heads, split_heads
+from .functional import _attention, causal_mask, merge_heads, split_heads
 
 __all__ = [
     "ACTIVATIONS",
@@ -120,8 +130,10 @@ def _check_cache(cache: object, attn: MultiHeadAttention, query: torch.Tensor) -
 
 def _check_cached_output(module: nn.Module, output: torch.Tensor,
                          inputs: tuple[torch.Tensor, ...]) -> None:
-    """With a cache there is no float64 second pass (the cache was updated): a finite input
-    that overflowed is an error, never a NaN."""
+    """With a cache there is no float64 second pass (the cache was updated): without
+    autograd, a finite input that overflowed is an error, never a NaN."""
+    if sync_free():  # a training forward reads nothing on the host
+        return
     if not all_finite(output) and all_finite(*inputs):
         largest = max(float(t.detach().abs().max()) for t in inputs)
         raise ValueError(
@@ -139,6 +151,22 @@ def _cached(module: nn.Module, run: Callable[..., Any], x: torch.Tensor, **kwarg
         out = run(x, **kwargs)
     _check_cached_output(module, out[0] if isinstance(out, tuple) else out, (x,))
     return out
+
+
+def _check_causal(is_causal: object, len_q: int, len_k: int) -> None:
+    """``is_causal`` needs self-attention: as many new keys as queries."""
+    if check_flag("is_causal", is_causal) and len_q != len_k:
+        raise ValueError(
+            f"is_causal=True needs as many queries as new keys (self-attention), got "
+            f"{len_q} queries and {len_k} keys"
+        )
+
+
+def _with_causal(mask: torch.Tensor | None, length: int, past: int,
+                 device: torch.device) -> torch.Tensor:
+    """``mask`` and the causal mask of ``length`` queries after ``past`` cached positions."""
+    causal = causal_mask(length, past=past, device=device)  # (L_q, L_past + L_q)
+    return causal if mask is None else mask.to(device) & causal
 
 
 def _check_heads(d_model: int, num_heads: int) -> tuple[int, int]:
@@ -169,7 +197,10 @@ class MultiHeadAttention(nn.Module):
     Inputs must have the dtype and device of the parameters (``TypeError`` otherwise: convert
     one side with ``.to``). For finite inputs the result is never NaN: if the float32 scores
     overflow (inputs around 1e19 and beyond), the call is recomputed in float64 and cast
-    back, so that an output too large for the dtype reads ``±inf``.
+    back, so that an output too large for the dtype reads ``±inf``. In a forward that
+    autograd records (training) nothing is read back on the host: the query rows whose
+    scores could overflow are rescaled on the device instead (see
+    :mod:`transformer_course._numerics`).
     """
 
     def __init__(
@@ -205,6 +236,7 @@ class MultiHeadAttention(nn.Module):
         hard: bool = False,
         need_weights: bool = True,
         cache: LayerCache | None = None,
+        is_causal: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Attend from ``query`` to ``key``/``value``.
 
@@ -222,24 +254,32 @@ class MultiHeadAttention(nn.Module):
                 self-attention that generates one position at a time): the new keys and
                 values are appended to it, and the queries attend to all of them. ``mask``
                 then broadcasts to ``(B, H, L_q, L_past + L_k)``.
+            is_causal: causal self-attention: query ``i`` (position ``L_past + i``) attends
+                to keys ``0..L_past + i`` only, as with ``mask=causal_mask(L_q,
+                past=L_past)`` (combined with ``mask`` if both are given). Without a mask
+                and a past, the fused path lets PyTorch's kernel skip the masked half
+                (``is_causal=True``), which also lets a GPU choose its flash kernel.
 
         Returns:
             ``(output, weights)``: ``(B, L_q, d_model)`` and ``(B, H, L_q, L_k)`` or None.
             A query whose keys are all masked gets a zero attention output (on both paths).
         """
-        self._check_inputs(query, key, value)
-        batch, len_q, len_k = query.shape[0], query.shape[1], key.shape[1]
-        past = _check_cache(cache, self, query)
-        _check_mask("mask", mask, (batch, self.num_heads, len_q, past + len_k))
-        if beta is not None:
-            beta = check_beta(beta)
-        check_flag("hard", hard)
-        check_flag("need_weights", need_weights)
+        if not guard_active():  # inner calls were checked by the outermost one
+            self._check_inputs(query, key, value)
+            batch, len_q, len_k = query.shape[0], query.shape[1], key.shape[1]
+            past = _check_cache(cache, self, query)
+            _check_mask("mask", mask, (batch, self.num_heads, len_q, past + len_k))
+            if beta is not None:
+                beta = check_beta(beta)
+            check_flag("hard", hard)
+            check_flag("need_weights", need_weights)
+            _check_causal(is_causal, len_q, len_k)
         if cache is not None:
             return self._forward_cached(query, key, value, cache, mask=mask, beta=beta,
-                                        hard=hard, need_weights=need_weights)
+                                        hard=hard, need_weights=need_weights,
+                                        is_causal=is_causal)
         return guarded(self, self._forward, (query, key, value), query, key, value, mask=mask,
-                       beta=beta, hard=hard, need_weights=need_weights)
+                       beta=beta, hard=hard, need_weights=need_weights, is_causal=is_causal)
 
     def _forward(
         self,
@@ -251,9 +291,10 @@ class MultiHeadAttention(nn.Module):
         beta: float | None = None,
         hard: bool = False,
         need_weights: bool = True,
+        is_causal: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         q, k, v = self._project(query, key, value)
-        return self._attend(q, k, v, mask, beta, hard, need_weights)
+        return self._attend(q, k, v, mask, beta, hard, need_weights, is_causal)
 
     def _forward_cached(
         self,
@@ -266,10 +307,11 @@ class MultiHeadAttention(nn.Module):
         beta: float | None,
         hard: bool,
         need_weights: bool,
+        is_causal: bool,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         q, k, v = self._project(query, key, value)
         k, v = cache.append(k, v)  # (B, H, L_past + L_k, d_head) each
-        output, weights = self._attend(q, k, v, mask, beta, hard, need_weights)
+        output, weights = self._attend(q, k, v, mask, beta, hard, need_weights, is_causal)
         if not guard_active():  # a stack checks its own output once
             _check_cached_output(self, output, (query, key, value))
         cache.store(k, v)
@@ -283,26 +325,35 @@ class MultiHeadAttention(nn.Module):
         return q, k, v
 
     def _attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                mask: torch.Tensor | None, beta: float | None, hard: bool, need_weights: bool
-                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+                mask: torch.Tensor | None, beta: float | None, hard: bool, need_weights: bool,
+                is_causal: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
         dropout_p = self.dropout if self.training else 0.0
+        past = k.shape[2] - q.shape[2]  # keys from a cache come before the new ones
         # A beta too large for the dtype takes the explicit path, which rescales the scores.
         huge = beta is not None and beta > torch.finfo(q.dtype).max ** 0.5
+        if is_causal and (need_weights or hard or huge or mask is not None or past):
+            mask = _with_causal(mask, q.shape[2], past, q.device)  # an explicit boolean mask
+            is_causal = False
         if need_weights or hard or huge:
-            heads, weights = attention(q, k, v, mask=mask, beta=beta, hard=hard,
-                                       dropout_p=dropout_p)
+            beta = 1.0 / math.sqrt(self.d_head) if beta is None else beta
+            heads, weights = _attention(q, k, v, None if mask is None else mask.to(q.device),
+                                        beta, hard, dropout_p, heads=True)
         else:
-            heads = self._fused(q, k, v, mask, beta, dropout_p)
+            heads = self._fused(q, k, v, mask, beta, dropout_p, is_causal)
             weights = None
         output = self.W_o(merge_heads(heads))  # (B, L_q, d_model)
         return output, (weights if need_weights else None)
 
     @staticmethod
     def _fused(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
-               beta: float | None, dropout_p: float) -> torch.Tensor:
+               beta: float | None, dropout_p: float, is_causal: bool = False) -> torch.Tensor:
         """PyTorch's fused kernel, with the package's conventions for masks."""
-        if mask is None:
-            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, scale=beta)
+        if sync_free():  # a training forward: query rows that could overflow, divided first
+            scale = 1.0 / math.sqrt(q.shape[-1]) if beta is None else beta
+            q = rescale_queries(q, k, scale, reduced_max(q.dtype), heads=True)
+        if mask is None:  # is_causal: no mask, no cache offset (the kernel's own mask)
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, scale=beta,
+                                                  is_causal=is_causal)
         mask = mask.to(q.device)
         mask = mask.reshape((1,) * (4 - mask.dim()) + tuple(mask.shape))  # 4-D, as it wants
         heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p,
@@ -366,9 +417,10 @@ class FeedForward(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``(..., d_model) -> (..., d_model)``."""
-        check_tensor("x", x, min_dim=1, floating=True)
-        check_width("x", x, self.d_model, layout="(..., {width})")
-        check_like("x", x, self.linear1.weight, owner="FeedForward")
+        if not guard_active():  # inner calls were checked by the outermost one
+            check_tensor("x", x, min_dim=1, floating=True)
+            check_width("x", x, self.d_model, layout="(..., {width})")
+            check_like("x", x, self.linear1.weight, owner="FeedForward")
         return guarded(self, self._forward, (x,), x)
 
     def _forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -395,7 +447,9 @@ class EncoderLayer(nn.Module):
 
     ``x`` is checked (shape, dtype, device) before anything runs. A finite input gives a
     finite output: inputs so large that LayerNorm's variance or the attention scores
-    overflow the dtype (about 1e19 in float32) are recomputed in float64 and cast back.
+    overflow the dtype (about 1e19 in float32) are recomputed in float64 and cast back,
+    or, in a forward that autograd records (training), rescaled on the device beforehand
+    with no check on the host (see :mod:`transformer_course._numerics`).
     """
 
     def __init__(
@@ -415,8 +469,8 @@ class EncoderLayer(nn.Module):
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
         self.ff = FeedForward(d_model, d_ff, dropout=dropout, activation=activation, bias=bias)
-        self.norm1 = nn.LayerNorm(d_model, eps=eps, bias=bias)
-        self.norm2 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.norm1 = LayerNorm(d_model, eps=eps, bias=bias)
+        self.norm2 = LayerNorm(d_model, eps=eps, bias=bias)
         self.dropout1 = nn.Dropout(dropout)
         self.dropout2 = nn.Dropout(dropout)
 
@@ -427,25 +481,29 @@ class EncoderLayer(nn.Module):
         mask: torch.Tensor | None = None,
         return_attention: bool = False,
         cache: LayerCache | None = None,
+        is_causal: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """``(B, L, d_model) -> (B, L, d_model)``, plus ``(B, H, L, L)`` weights on request.
 
         ``mask`` broadcasts to ``(B, H, L, L)``: a key mask ``(L,)``, a causal ``(L, L)``
         mask or a padding mask ``(B, 1, 1, L)``. With a ``cache`` (the self-attention's
         :class:`LayerCache`), ``x`` holds the new positions only and ``mask`` broadcasts to
-        ``(B, H, L, L_past + L)``.
+        ``(B, H, L, L_past + L)``. ``is_causal=True`` applies the causal mask (combined
+        with ``mask``) without building it where the fused kernel can.
         """
-        d_model = self.self_attn.d_model
-        _check_states("x", x, self, d_model)
-        past = _check_cache(cache, self.self_attn, x)
-        _check_mask("mask", mask,
-                    (x.shape[0], self.self_attn.num_heads, x.shape[1], past + x.shape[1]))
-        check_flag("return_attention", return_attention)
+        if not guard_active():  # inner calls were checked by the outermost one
+            d_model = self.self_attn.d_model
+            _check_states("x", x, self, d_model)
+            past = _check_cache(cache, self.self_attn, x)
+            _check_mask("mask", mask,
+                        (x.shape[0], self.self_attn.num_heads, x.shape[1], past + x.shape[1]))
+            check_flag("return_attention", return_attention)
+            check_flag("is_causal", is_causal)
         if cache is not None:  # the cache is updated: no second, float64 pass
             return _cached(self, self._forward, x, mask=mask,
-                           return_attention=return_attention, cache=cache)
+                           return_attention=return_attention, cache=cache, is_causal=is_causal)
         return guarded(self, self._forward, (x,), x, mask=mask,
-                       return_attention=return_attention)
+                       return_attention=return_attention, is_causal=is_causal)
 
     def _forward(
         self,
@@ -454,15 +512,18 @@ class EncoderLayer(nn.Module):
         mask: torch.Tensor | None = None,
         return_attention: bool = False,
         cache: LayerCache | None = None,
+        is_causal: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        need = return_attention
+        need, causal = return_attention, is_causal
         if self.norm_first:
             h = self.norm1(x)
-            attended, weights = self.self_attn(h, h, h, mask=mask, need_weights=need, cache=cache)
+            attended, weights = self.self_attn(h, h, h, mask=mask, need_weights=need, cache=cache,
+                                               is_causal=causal)
             x = x + self.dropout1(attended)
             x = x + self.dropout2(self.ff(self.norm2(x)))
         else:
-            attended, weights = self.self_attn(x, x, x, mask=mask, need_weights=need, cache=cache)
+            attended, weights = self.self_attn(x, x, x, mask=mask, need_weights=need, cache=cache,
+                                               is_causal=causal)
             x = self.norm1(x + self.dropout1(attended))
             x = self.norm2(x + self.dropout2(self.ff(x)))
         return (x, weights) if return_attention else x
@@ -493,9 +554,9 @@ class DecoderLayer(nn.Module):
         self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
         self.ff = FeedForward(d_model, d_ff, dropout=dropout, activation=activation, bias=bias)
-        self.norm1 = nn.LayerNorm(d_model, eps=eps, bias=bias)
-        self.norm2 = nn.LayerNorm(d_model, eps=eps, bias=bias)
-        self.norm3 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.norm1 = LayerNorm(d_model, eps=eps, bias=bias)
+        self.norm2 = LayerNorm(d_model, eps=eps, bias=bias)
+        self.norm3 = LayerNorm(d_model, eps=eps, bias=bias)
         self.dropout1 = nn.Dropout(dropout)
         self.dropout2 = nn.Dropout(dropout)
         self.dropout3 = nn.Dropout(dropout)
@@ -521,8 +582,9 @@ class DecoderLayer(nn.Module):
         Returns:
             ``x`` of shape ``(B, L_t, d_model)``, or ``(x, self_weights, cross_weights)``.
         """
-        _check_decoder_inputs(self, self.self_attn, x, memory, self_mask, memory_mask,
-                              return_attention)
+        if not guard_active():  # inner calls were checked by the outermost one
+            _check_decoder_inputs(self, self.self_attn, x, memory, self_mask, memory_mask,
+                                  return_attention)
         return guarded(self, self._forward, (x, memory), x, memory, self_mask=self_mask,
                        memory_mask=memory_mask, return_attention=return_attention)
 
@@ -597,7 +659,7 @@ class _Stack(nn.Module):
             for _ in range(num_layers)
         )
         final_norm = norm_first if final_norm is None else final_norm
-        self.norm = nn.LayerNorm(d_model, eps=eps, bias=bias) if final_norm else None
+        self.norm = LayerNorm(d_model, eps=eps, bias=bias) if final_norm else None
 
 
 class Encoder(_Stack):
@@ -613,6 +675,25 @@ class Encoder(_Stack):
 
     layer_class = EncoderLayer
 
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        num_layers: int,
+        *,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        norm_first: bool = False,
+        eps: float = 1e-5,
+        bias: bool = True,
+        final_norm: bool | None = None,
+    ) -> None:
+        # Its own signature, so that a missing size is reported as Encoder's, by name.
+        super().__init__(d_model, num_heads, d_ff, num_layers, dropout=dropout,
+                         activation=activation, norm_first=norm_first, eps=eps, bias=bias,
+                         final_norm=final_norm)
+
     def forward(
         self,
         x: torch.Tensor,
@@ -620,6 +701,7 @@ class Encoder(_Stack):
         mask: torch.Tensor | None = None,
         return_attention: bool = False,
         cache: KVCache | None = None,
+        is_causal: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
         """``(B, L, d_model) -> (B, L, d_model)``; with ``return_attention`` also a list of
         one ``(B, H, L, L)`` weight tensor per layer.
@@ -627,8 +709,19 @@ class Encoder(_Stack):
         With a ``cache`` (a :class:`KVCache` with one entry per layer), ``x`` holds the new
         positions only, their keys and values are added to the cache, and ``mask``
         broadcasts to ``(B, H, L, L_past + L)``: a decoder-only language model generates
-        this way, one position at a time.
+        this way, one position at a time. ``is_causal=True`` applies the causal mask
+        (combined with ``mask``) without building it where the fused kernel can.
         """
+        if not guard_active():  # inner calls were checked by the outermost one
+            self._check_inputs(x, mask, return_attention, cache, is_causal)
+        if cache is not None:  # the cache is updated: no second, float64 pass
+            return _cached(self, self._forward, x, mask=mask,
+                           return_attention=return_attention, cache=cache, is_causal=is_causal)
+        return guarded(self, self._forward, (x,), x, mask=mask,
+                       return_attention=return_attention, is_causal=is_causal)
+
+    def _check_inputs(self, x: object, mask: object, return_attention: object,
+                      cache: object, is_causal: object) -> None:
         attn = self.layers[0].self_attn
         _check_states("x", x, self, attn.d_model)
         past = 0
@@ -636,16 +729,20 @@ class Encoder(_Stack):
             if not isinstance(cache, KVCache):
                 raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
             if len(cache.layers) != len(self.layers):
-                raise ValueError(f"cache has {len(cache.layers)} layers, the stack "
+                have = len(cache.layers)
+                raise ValueError(f"cache has {have} layer{'s' if have != 1 else ''}, the stack "
                                  f"{len(self.layers)}: build it with KVCache({len(self.layers)})")
             past = _check_cache(cache.layers[0], attn, x)
+            for i, layer in enumerate(self.layers[1:], start=1):  # the layers run unchecked
+                if _check_cache(cache.layers[i], layer.self_attn, x) != past:
+                    raise ValueError(
+                        f"cache.layers[{i}] holds {cache.layers[i].length} positions, "
+                        f"cache.layers[0] {past}: a cache is filled by one stack, all layers "
+                        "at once"
+                    )
         _check_mask("mask", mask, (x.shape[0], attn.num_heads, x.shape[1], past + x.shape[1]))
         check_flag("return_attention", return_attention)
-        if cache is not None:  # the cache is updated: no second, float64 pass
-            return _cached(self, self._forward, x, mask=mask,
-                           return_attention=return_attention, cache=cache)
-        return guarded(self, self._forward, (x,), x, mask=mask,
-                       return_attention=return_attention)
+        check_flag("is_causal", is_causal)
 
     def _forward(
         self,
@@ -654,15 +751,17 @@ class Encoder(_Stack):
         mask: torch.Tensor | None = None,
         return_attention: bool = False,
         cache: KVCache | None = None,
+        is_causal: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
         maps = []
         for i, layer in enumerate(self.layers):
             layer_cache = None if cache is None else cache.layers[i]
             if return_attention:
-                x, weights = layer(x, mask=mask, return_attention=True, cache=layer_cache)
+                x, weights = layer(x, mask=mask, return_attention=True, cache=layer_cache,
+                                   is_causal=is_causal)
                 maps.append(weights)
             else:
-                x = layer(x, mask=mask, cache=layer_cache)
+                x = layer(x, mask=mask, cache=layer_cache, is_causal=is_causal)
         if self.norm is not None:
             x = self.norm(x)
         return (x, maps) if return_attention else x
@@ -680,6 +779,25 @@ class Decoder(_Stack):
 
     layer_class = DecoderLayer
 
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        num_layers: int,
+        *,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        norm_first: bool = False,
+        eps: float = 1e-5,
+        bias: bool = True,
+        final_norm: bool | None = None,
+    ) -> None:
+        # Its own signature, so that a missing size is reported as Decoder's, by name.
+        super().__init__(d_model, num_heads, d_ff, num_layers, dropout=dropout,
+                         activation=activation, norm_first=norm_first, eps=eps, bias=bias,
+                         final_norm=final_norm)
+
     def forward(
         self,
         x: torch.Tensor,
@@ -691,8 +809,9 @@ class Decoder(_Stack):
     ) -> torch.Tensor | tuple[torch.Tensor, DecoderAttention]:
         """``(B, L_t, d_model), (B, L_s, d_model) -> (B, L_t, d_model)``; with
         ``return_attention`` also a :class:`DecoderAttention`."""
-        _check_decoder_inputs(self, self.layers[0].self_attn, x, memory, self_mask,
-                              memory_mask, return_attention)
+        if not guard_active():  # inner calls were checked by the outermost one
+            _check_decoder_inputs(self, self.layers[0].self_attn, x, memory, self_mask,
+                                  memory_mask, return_attention)
         return guarded(self, self._forward, (x, memory), x, memory, self_mask=self_mask,
                        memory_mask=memory_mask, return_attention=return_attention)
 

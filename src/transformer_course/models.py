@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import torch
 from torch import nn
@@ -13,15 +14,17 @@ from ._checks import (
     check_bool_mask,
     check_choice,
     check_flag,
-    check_id_range,
     check_ids,
     check_int,
     check_positive_int,
     check_probability,
+    check_same_device,
     check_tensor,
+    lookup,
     shape_of,
 )
 from .functional import causal_mask, padding_mask
+from .generation import beam_search, greedy_decode
 from .layers import ACTIVATIONS, Decoder, DecoderAttention, Encoder, _check_heads
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 
@@ -38,14 +41,12 @@ class TransformerAttention:
 
 
 def _checked_tokens(name: str, tokens: object, table: nn.Embedding) -> torch.Tensor:
-    """Check ``(B, L)`` ids of any integer dtype for ``table``; return them as ``long``."""
+    """Check ``(B, L)`` ids of any integer dtype for ``table``; return them as ``long``.
+
+    Their range is checked by the lookup (:func:`~transformer_course._checks.lookup`),
+    which reads nothing back on the host in a training forward."""
     tokens = check_ids(name, tokens)
-    check_id_range(name, tokens, table.num_embeddings)
-    if tokens.device != table.weight.device:
-        raise ValueError(
-            f"{name} is on device {tokens.device} but the model is on "
-            f"{table.weight.device}: move one of them with .to(device)"
-        )
+    check_same_device(name, tokens, table.weight.device)
     return tokens
 
 
@@ -112,13 +113,23 @@ class Transformer(nn.Module):
         if tie_embeddings:
             self.generator.weight = self.src_embed.weight
 
+    @property
+    def src_vocab_size(self) -> int:
+        """How many source ids the model embeds."""
+        return self.src_embed.num_embeddings
+
+    @property
+    def tgt_vocab_size(self) -> int:
+        """How many target ids the model embeds and scores."""
+        return self.tgt_embed.num_embeddings
+
     def _reset_parameters(self) -> None:
         for p in self.parameters():
             if p.dim() > 1:
                 nn.init.xavier_uniform_(p)
 
-    def _embed(self, tokens: torch.Tensor, table: nn.Embedding) -> torch.Tensor:
-        x = table(tokens) * math.sqrt(self.d_model)  # (B, L, d_model)
+    def _embed(self, name: str, tokens: torch.Tensor, table: nn.Embedding) -> torch.Tensor:
+        x = lookup(name, table, tokens) * math.sqrt(self.d_model)  # (B, L, d_model)
         return self.dropout(self.positional(x))
 
     def _check_masks(self, src: torch.Tensor, tgt: torch.Tensor | None,
@@ -140,6 +151,14 @@ class Transformer(nn.Module):
         """``(B, 1, L_t, L_t)``: causal and not padding."""
         return causal_mask(tgt.shape[1], device=tgt.device) & padding_mask(tgt, self.pad_id)
 
+    @overload
+    def encode(self, src: torch.Tensor, *, src_mask: torch.Tensor | None = None,
+               return_attention: Literal[False] = False) -> torch.Tensor: ...
+
+    @overload
+    def encode(self, src: torch.Tensor, *, src_mask: torch.Tensor | None = None,
+               return_attention: Literal[True]) -> tuple[torch.Tensor, list[torch.Tensor]]: ...
+
     def encode(
         self, src: torch.Tensor, *, src_mask: torch.Tensor | None = None,
         return_attention: bool = False,
@@ -148,8 +167,18 @@ class Transformer(nn.Module):
         src = _checked_tokens("src", src, self.src_embed)
         self._check_masks(src, None, src_mask, None)
         mask = self.source_mask(src) if src_mask is None else src_mask
-        return self.encoder(self._embed(src, self.src_embed), mask=mask,
+        return self.encoder(self._embed("src", src, self.src_embed), mask=mask,
                             return_attention=return_attention)
+
+    @overload
+    def decode(self, tgt: torch.Tensor, memory: torch.Tensor, *,
+               src_mask: torch.Tensor | None = None, tgt_mask: torch.Tensor | None = None,
+               return_attention: Literal[False] = False) -> torch.Tensor: ...
+
+    @overload
+    def decode(self, tgt: torch.Tensor, memory: torch.Tensor, *,
+               src_mask: torch.Tensor | None = None, tgt_mask: torch.Tensor | None = None,
+               return_attention: Literal[True]) -> tuple[torch.Tensor, DecoderAttention]: ...
 
     def decode(
         self,
@@ -180,7 +209,7 @@ class Transformer(nn.Module):
             check_bool_mask("src_mask", src_mask, (tgt.shape[0], heads, tgt.shape[1],
                                                    memory.shape[1]))
         mask = self.target_mask(tgt) if tgt_mask is None else tgt_mask
-        out = self.decoder(self._embed(tgt, self.tgt_embed), memory, self_mask=mask,
+        out = self.decoder(self._embed("tgt", tgt, self.tgt_embed), memory, self_mask=mask,
                            memory_mask=src_mask, return_attention=return_attention)
         if return_attention:
             hidden, maps = out
@@ -221,9 +250,8 @@ class Transformer(nn.Module):
         memory = self.encode(src, src_mask=src_mask)
         return self.decode(tgt, memory, src_mask=src_mask, tgt_mask=tgt_mask)
 
-    @torch.no_grad()
     def greedy_decode(
-        self, src: torch.Tensor, *, bos_id: int, eos_id: int, max_len: int = 32
+        self, src: torch.Tensor, *, bos_id: int, eos_id: int | None = None, max_len: int = 32
     ) -> torch.Tensor:
         """Generate one token at a time, always taking the most likely next token.
 
@@ -234,48 +262,26 @@ class Transformer(nn.Module):
         Args:
             src: ``(B, L_s)`` source ids.
             bos_id: the id that starts every target.
-            eos_id: the id that ends a target.
+            eos_id: the id that ends a target; ``None`` for a task without an end symbol
+                (copying, say): then exactly ``max_len`` tokens.
             max_len: the most tokens generated after ``bos_id``.
 
         Returns:
             ``(B, T)`` generated ids without the leading ``bos_id``, ``T <= max_len``.
+            See :func:`transformer_course.generation.greedy_decode`.
         """
-        check_positive_int("max_len", max_len)
-        size = self.tgt_embed.num_embeddings
-        for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-            if not 0 <= check_int(name, value) < size:
-                raise ValueError(f"{name} must be an id in [0, {size}), got {value}")
-        src = _checked_tokens("src", src, self.src_embed)
-        src_mask = self.source_mask(src)
-        memory = self.encode(src, src_mask=src_mask)
-        out = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)
-        done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
-        for _ in range(max_len):
-            logits = self.decode(out, memory, src_mask=src_mask)  # (B, t, V)
-            nxt = logits[:, -1].argmax(dim=-1)  # (B,)
-            nxt = nxt.masked_fill(done, self.pad_id)
-            out = torch.cat([out, nxt[:, None]], dim=1)
-            done |= nxt == eos_id
-            if bool(done.all()):
-                break
-        return out[:, 1:]
+        return greedy_decode(self, src, bos_id=bos_id, eos_id=eos_id, max_len=max_len)
 
     def beam_search(
-        self, src: torch.Tensor, *, bos_id: int, eos_id: int, beam_size: int = 4,
-        max_len: int = 32, length_penalty: float = 0.0,
+        self, src: torch.Tensor, *, bos_id: int, eos_id: int | None = None,
+        beam_size: int = 4, max_len: int = 32, length_penalty: float = 0.0,
     ) -> torch.Tensor:
         """Decode with beam search: keep the ``beam_size`` most likely prefixes at each step.
 
         See :func:`transformer_course.generation.beam_search`; ``beam_size=1`` is
-        :meth:`greedy_decode`. Returns ``(B, T)`` ids in the same format.
+        :meth:`greedy_decode`, and ``eos_id=None`` generates exactly ``max_len`` tokens.
+        Returns ``(B, T)`` ids in the same format.
         """
-        from .generation import beam_search
-
-        size = self.tgt_embed.num_embeddings
-        for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-            if not 0 <= check_int(name, value) < size:
-                raise ValueError(f"{name} must be an id in [0, {size}), got {value}")
-        src = _checked_tokens("src", src, self.src_embed)
         return beam_search(self, src, bos_id=bos_id, eos_id=eos_id, beam_size=beam_size,
                            max_len=max_len, length_penalty=length_penalty)
 
@@ -363,14 +369,14 @@ class TransformerClassifier(nn.Module):
         convention); by default every id other than ``pad_id``.
         """
         token_ids = check_ids("token_ids", token_ids)
-        check_id_range("token_ids", token_ids, self.embed.num_embeddings)
+        check_same_device("token_ids", token_ids, self.embed.weight.device)
         check_flag("return_attention", return_attention)
         if attention_mask is None:
             keep = token_ids != self.pad_id  # (B, L)
         else:
             keep = check_attention_mask("attention_mask", attention_mask, token_ids,
                                         "token_ids")
-        x = self.dropout(self.positional(self.embed(token_ids)))  # (B, L, d_model)
+        x = self.dropout(self.positional(lookup("token_ids", self.embed, token_ids)))  # (B, L, d)
         out = self.encoder(x, mask=keep[:, None, None, :], return_attention=return_attention)
         hidden, maps = out if return_attention else (out, None)
         if self.pooling == "cls":

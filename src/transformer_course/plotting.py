@@ -8,12 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import matplotlib.pyplot as plt
 import torch
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 
 from ._checks import check_flag, check_positive_int, check_real, check_tensor, has_data, shape_of
+from ._optional import missing
+
+try:
+    import matplotlib.pyplot as plt
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+except ModuleNotFoundError as error:  # a core install: say which extra brings matplotlib
+    raised = missing(error, "transformer_course.plotting", "plot", ("matplotlib", "numpy"))
+    if raised is error:
+        raise
+    raise raised from error
+
 from .i18n import format_number, localise_matplotlib
 from .i18n import gettext as _
 
@@ -47,6 +56,17 @@ def _check_labels(name: str, labels: Sequence[str] | None, size: int) -> list[st
     return [str(label) for label in labels]
 
 
+def _axis_labels(tokens: Sequence[str] | None, queries: Sequence[str] | None,
+                 keys: Sequence[str] | None) -> tuple[Sequence[str] | None, Sequence[str] | None]:
+    """``tokens=`` labels both axes (self-attention, as the explorers take it); ``queries=``
+    and ``keys=`` label each axis on its own (cross-attention)."""
+    if tokens is None:
+        return queries, keys
+    if queries is not None or keys is not None:
+        raise ValueError("give tokens (the labels of both axes) or queries and keys, not both")
+    return tokens, tokens
+
+
 def _check_text(name: str, text: object) -> None:
     if text is not None and not isinstance(text, str):
         raise TypeError(f"{name} must be a str, got {type(text).__name__}")
@@ -76,6 +96,7 @@ def _new_axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Ax
 def attention_heatmap(
     weights: torch.Tensor,
     *,
+    tokens: Sequence[str] | None = None,
     queries: Sequence[str] | None = None,
     keys: Sequence[str] | None = None,
     ax: Axes | None = None,
@@ -88,7 +109,10 @@ def attention_heatmap(
 
     Args:
         weights: ``(L_q, L_k)`` attention weights.
-        queries, keys: token labels for the rows and the columns.
+        tokens: the labels of both the rows and the columns (self-attention: the queries
+            and the keys are the same tokens), as the explorers take them.
+        queries, keys: labels for the rows and the columns, when they differ
+            (cross-attention); not together with ``tokens``.
         ax: draw here instead of in a new figure.
         title: axes title.
         annotate: write each weight in its cell (default: when the matrix is small).
@@ -97,8 +121,9 @@ def attention_heatmap(
     """
     w = _as_matrix("weights", weights, 2)
     n_q, n_k = w.shape
-    queries = _check_labels("queries", queries, n_q)
-    keys = _check_labels("keys", keys, n_k)
+    queries, keys = _axis_labels(tokens, queries, keys)
+    queries = _check_labels("tokens" if tokens is not None else "queries", queries, n_q)
+    keys = _check_labels("tokens" if tokens is not None else "keys", keys, n_k)
     _check_text("title", title)
     if annotate is not None:
         check_flag("annotate", annotate)
@@ -130,6 +155,7 @@ def attention_heatmap(
 def attention_heads(
     weights: torch.Tensor,
     *,
+    tokens: Sequence[str] | None = None,
     queries: Sequence[str] | None = None,
     keys: Sequence[str] | None = None,
     titles: Sequence[str] | None = None,
@@ -140,14 +166,16 @@ def attention_heads(
 
     Args:
         weights: ``(H, L_q, L_k)`` (one example's heads) weights.
-        queries, keys: token labels.
+        tokens: the labels of both axes (self-attention).
+        queries, keys: labels of the rows and the columns, when they differ.
         titles: one title per head (default "head 0", "head 1", ...).
         columns: heads per row of the grid.
     """
     w = _as_matrix("weights", weights, 3)
     heads, n_q, n_k = w.shape
-    queries = _check_labels("queries", queries, n_q)
-    keys = _check_labels("keys", keys, n_k)
+    queries, keys = _axis_labels(tokens, queries, keys)
+    queries = _check_labels("tokens" if tokens is not None else "queries", queries, n_q)
+    keys = _check_labels("tokens" if tokens is not None else "keys", keys, n_k)
     titles = _check_labels("titles", titles, heads)
     _check_cmap(cmap)
     cols = max(1, min(check_positive_int("columns", columns), heads))

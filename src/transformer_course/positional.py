@@ -66,6 +66,9 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     Shape:
         ``(B, L, d_model) -> (B, L, d_model)``.
+
+    The table is a buffer: ``.double()`` or ``.to(device)`` convert it, and a table grown
+    for a longer input keeps its dtype and device.
     """
 
     def __init__(self, d_model: int, max_len: int = 512, *, base: float = 10000.0) -> None:
@@ -81,9 +84,9 @@ class SinusoidalPositionalEncoding(nn.Module):
         if x.shape[-1] != self.d_model:
             raise ValueError(f"x must end with d_model={self.d_model}, got shape {shape_of(x)}")
         length = x.shape[1]
-        if length > self.table.shape[0]:
+        if length > self.table.shape[0]:  # grow the table, in its own dtype (float64 stays exact)
             self.table = sinusoidal_encoding(length, self.d_model, base=self.base,
-                                             device=self.table.device)
+                                             dtype=self.table.dtype, device=self.table.device)
         return x + self.table[:length].to(device=x.device, dtype=x.dtype)
 
 

@@ -12,7 +12,7 @@ import numbers
 import random
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +49,7 @@ __all__ = [
 ]
 
 Batch = tuple[torch.Tensor, ...]
+"""A batch: a tuple (or list) of tensors, or a dict of them, as a DataLoader yields them."""
 
 
 @dataclass
@@ -71,7 +72,7 @@ class History:
 
 def fit(
     model: nn.Module,
-    batches: Sequence[Batch] | Callable[[int], Iterable[Batch]],
+    batches: Iterable[Batch] | Callable[[int], Iterable[Batch]],
     loss_fn: Callable[[nn.Module, Batch], torch.Tensor],
     *,
     epochs: int = 1,
@@ -87,12 +88,21 @@ def fit(
     progress: bool = True,
     desc: str | None = None,
 ) -> History:
-    """Train ``model`` and return its :class:`History`.
+    """Train ``model`` on ``batches`` for ``epochs`` passes and return its :class:`History`.
 
     Args:
         model: any ``nn.Module``; it is moved to ``device``.
-        batches: a list of tensor tuples reused every epoch, or a function
-            ``epoch -> iterable of tuples`` (for a fresh shuffle or fresh data each epoch).
+        batches: what one epoch trains on, any of:
+
+            * a list (or any re-iterable collection) of batches, read again every epoch:
+              a ``torch.utils.data.DataLoader`` included, which then shuffles each epoch
+              if it was built with ``shuffle=True``;
+            * a function ``epoch -> iterable of batches`` (a fresh shuffle or fresh data
+              each epoch, as :func:`seq2seq_batches` with ``seed=epoch`` gives);
+            * a generator or another one-shot iterator, for ``epochs=1`` only.
+
+            A batch is a tuple (or list) of tensors, or a dict whose tensors are moved
+            (what a ``DataLoader`` yields from tuples or dicts).
         loss_fn: ``(model, batch) -> scalar loss``; the batch is already on the device.
         epochs: passes over ``batches``.
         lr: learning rate of the default Adam optimiser.
@@ -110,11 +120,22 @@ def fit(
             drawn: one line sums the run up at the end (steps, time, device, last loss and
             metric), as a live bar's redraws would otherwise each leave a line on the page.
         desc: the progress bar's label (default: "training" in the reader's language).
+
+    Returns:
+        The :class:`History` of the run: ``losses`` (one per step), ``evaluations``
+        (``(step, metric)`` pairs), ``seconds``, ``reached_target``, and the properties
+        ``steps`` and ``final_metric``.
+
+    The model is trained in place and left **in eval mode** (``model.eval()``) on
+    ``device``, ready to evaluate or generate: call ``model.train()`` before training it
+    further with a loop of your own (``fit`` itself switches to training mode).
     """
     from tqdm.std import tqdm  # text, not a widget: the same in Colab, Jupyter and the book
 
     check_positive_int("epochs", epochs)
     check_positive_int("eval_every", eval_every)
+    if epochs > 1 and isinstance(batches, Iterator) and not callable(batches):
+        raise ValueError(_one_shot(batches, epochs))
     _check_fit_args(model, batches, loss_fn, lr, optimizer, evaluate, target, clip_grad,
                     schedule, seed, progress, desc)
     device = check_device("device", device)
@@ -138,13 +159,18 @@ def fit(
         if target is not None and metric >= target:
             history.reached_target = True
 
-    total = len(batches) * epochs if isinstance(batches, Sequence) else None
+    size = None if callable(batches) else _epoch_size(batches)
+    total = None if size is None else size * epochs
+    if size == 0:
+        raise ValueError(f"batches must hold at least one batch, got an empty "
+                         f"{type(batches).__name__}")
     summary = progress and static_build()  # a static page: one line at the end, no bar
     bar = _progress_bar(tqdm, total, desc, disable=not progress or summary)
     model.train()
     try:
         for epoch in range(epochs):
-            epoch_batches = batches if isinstance(batches, Sequence) else batches(epoch)
+            epoch_batches = batches(epoch) if callable(batches) else batches
+            first = history.steps
             for batch in epoch_batches:
                 batch = _batch_to(batch, dev, history.steps)
                 loss = _checked_loss(loss_fn(model, batch), history.steps)
@@ -164,6 +190,10 @@ def fit(
                         return history
                 elif history.steps % 10 == 0:
                     bar.set_postfix(_postfix(history.losses[-1]))
+            if history.steps == first:
+                raise ValueError(f"batches gave no batch in epoch {epoch + 1} of {epochs}: "
+                                 "an iterator read up by an earlier epoch? Pass a list, a "
+                                 "DataLoader or a function epoch -> batches")
         if evaluate is not None and (not history.evaluations
                                      or history.evaluations[-1][0] != history.steps):
             run_evaluation()
@@ -217,10 +247,14 @@ def _check_fit_args(model: object, batches: object, loss_fn: object, lr: object,
     if optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
         raise TypeError(f"optimizer must be a torch.optim.Optimizer, got "
                         f"{type(optimizer).__name__}")
-    if isinstance(batches, (str, bytes)) or not (isinstance(batches, Sequence)
-                                                 or callable(batches)):
-        raise TypeError("batches must be a list of tensor tuples or a function epoch -> "
-                        f"batches, got {type(batches).__name__}")
+    if isinstance(batches, torch.Tensor):
+        raise TypeError(f"batches must be a list of batches, got one tensor of shape "
+                        f"{tuple(batches.shape)}: wrap a single batch as [(inputs, targets)]")
+    if isinstance(batches, (str, bytes, Mapping)) or not (isinstance(batches, Iterable)
+                                                          or callable(batches)):
+        raise TypeError("batches must be a list of tensor tuples, a DataLoader (any iterable "
+                        "of batches) or a function epoch -> batches, got "
+                        f"{type(batches).__name__}")
     for name, fn in (("loss_fn", loss_fn), ("evaluate", evaluate), ("schedule", schedule)):
         if fn is not None and not callable(fn):
             raise TypeError(f"{name} must be a function, got {type(fn).__name__}")
@@ -238,8 +272,28 @@ def _check_fit_args(model: object, batches: object, loss_fn: object, lr: object,
         raise TypeError(f"desc must be a str, got {type(desc).__name__}")
 
 
-def _batch_to(batch: object, dev: torch.device, step: int) -> Batch:
-    """Move one batch (a tuple of tensors) to the training device."""
+def _epoch_size(batches: Iterable) -> int | None:
+    """How many batches one epoch holds, when the collection knows (a list, a DataLoader
+    over a map-style dataset); None otherwise (a generator, an iterable dataset)."""
+    if not isinstance(batches, Sized):
+        return None
+    try:
+        return len(batches)
+    except TypeError:  # a DataLoader over an IterableDataset has no length
+        return None
+
+
+def _one_shot(batches: object, epochs: int) -> str:
+    return (f"batches is a one-shot iterator ({type(batches).__name__}), empty after the first "
+            f"epoch, but epochs={epochs}: pass a list (list(batches)), a DataLoader, or a "
+            "function epoch -> batches")
+
+
+def _batch_to(batch: object, dev: torch.device, step: int) -> Batch | dict:
+    """Move one batch (a tuple of tensors, or a dict of them) to the training device."""
+    if isinstance(batch, Mapping):
+        return {k: v.to(dev, non_blocking=True) if isinstance(v, torch.Tensor) else v
+                for k, v in batch.items()}
     if not isinstance(batch, (tuple, list)) or not all(
             isinstance(t, torch.Tensor) for t in batch):
         raise TypeError(f"batches must yield tuples of tensors; batch {step} is "

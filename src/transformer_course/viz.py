@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import torch
 
 from ._checks import check_int, has_data, shape_of
+from ._optional import require
 from .i18n import gettext as _
 
 __all__ = ["ENV_VAR", "AttentionView", "attention_of", "head_view", "model_view"]
@@ -66,7 +67,8 @@ class AttentionView:
 
 def _as_layers(attention: object) -> list[torch.Tensor]:
     """Accept a list of per-layer ``(1, H, L, L)`` or ``(H, L, L)`` tensors, or a model output
-    with ``.attentions``; return ``(1, H, L, L)`` CPU float tensors."""
+    with ``.attentions``; return ``(1, H, L, L)`` CPU float64 tensors rounded to three
+    decimals."""
     layers = getattr(attention, "attentions", attention)
     if isinstance(layers, torch.Tensor):
         if layers.dim() < 3:
@@ -92,10 +94,12 @@ def _as_layers(attention: object) -> list[torch.Tensor]:
         if not layer.is_floating_point() or not has_data(layer) or not layer.numel():
             raise ValueError(f"attention[{i}] must hold floating-point weights, got dtype "
                              f"{layer.dtype} on {layer.device} with shape {shape_of(layer)}")
-        layer = layer.detach().to("cpu", torch.float32)
+        layer = layer.detach().to("cpu", torch.float64)
         if not bool(layer.isfinite().all()):
             raise ValueError(f"attention[{i}] holds NaN or infinite weights")
-        out.append(layer)
+        # Three decimals are more than a line's opacity can show, and bertviz writes every
+        # weight into the page: 0.273 instead of 0.2730903625488281 keeps the page light.
+        out.append(layer.round(decimals=3))
     shapes = {tuple(t.shape) for t in out}
     if len(shapes) != 1:
         raise ValueError(f"all layers must have the same shape, got {sorted(shapes)}")
@@ -148,7 +152,8 @@ def _translate(markup: str, script: str) -> tuple[str, str]:
 
 def _view(kind: str, attention: object, tokens: Sequence[str], base_url: str | None,
           **options: object) -> AttentionView:
-    import bertviz  # imported here: bertviz is an optional dependency
+    # imported here: bertviz is an optional dependency (the `course` extra)
+    bertviz = require("bertviz", feature="transformer_course.viz", extra="course")
 
     layers = _as_layers(attention)
     if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Sequence):

@@ -33,29 +33,31 @@ language of :func:`transformer_course.set_language`, and numbers use that langua
 decimal and group separators. The JavaScript and CSS live in ``js/explorer.js`` and
 ``js/explorer.css`` next to this module and are inlined in every output.
 
+:func:`lm_explorer` (in :mod:`._lm_explorer`) is the fourth explorer: chapter 10's trained
+language model, its weights in the page, writing in the reader's browser.
+
 With a kernel, :func:`sentence_box` adds a text box: type a sentence, and PyTorch encodes it
-and builds the explorer again (ipywidgets 7.7 or 8, imported only there).
+and builds the explorer again (ipywidgets 7.7 or 8, the ``jupyter`` extra, imported only
+there; without it the box shows the explorer of its first sentence and says what to install).
 """
 
 from __future__ import annotations
 
 import html as _html
-import json
 import math
-import os
 import re
 import zlib
 from collections.abc import Sequence
-from functools import cache
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from ._checks import check_beta, check_positive_int, check_tensor, shape_of
+from ._lm_explorer import LMExplorer, lm_explorer
+from ._optional import install_hint
+from ._page import HtmlOutput, asset, inline_json, number_format, trust_note
 from .functional import attention, causal_mask, padding_mask, split_heads
-from .i18n import format_number, get_language, ngettext
+from .i18n import format_integer, get_language, ngettext
 from .i18n import gettext as _
 from .layers import MultiHeadAttention
 from .positional import sinusoidal_encoding
@@ -66,9 +68,11 @@ __all__ = [
     "MASK_PRESETS",
     "MAX_TOKENS",
     "Explorer",
+    "LMExplorer",
     "beta_explorer",
     "embed_tokens",
     "heads_explorer",
+    "lm_explorer",
     "masks_explorer",
     "sentence_box",
     "tokenize",
@@ -224,26 +228,9 @@ def _seeded_attention(d_model: int, num_heads: int, seed: int) -> MultiHeadAtten
 
 # --- what the page needs ---------------------------------------------------------------------
 
-@cache
 def _assets() -> tuple[str, str]:
-    """The explorer's JavaScript and CSS, compacted (indentation and comment lines dropped)."""
-    folder = resources.files(__package__) / "js"
-    out = []
-    for name in ("explorer.js", "explorer.css"):
-        text = (folder / name).read_text(encoding="utf-8")
-        text = re.sub(r"^/\*.*?\*/\s*", "", text, flags=re.S)  # the file's header comment
-        lines = [line.strip() for line in text.splitlines()]
-        text = "\n".join(line for line in lines if line and not line.startswith("//"))
-        if "</" in text:
-            raise RuntimeError(f"{name} must not contain '</' (it is inlined in HTML)")
-        out.append(text)
-    return out[0], out[1]
-
-
-def _number_format() -> dict[str, str]:
-    """The decimal separator, group separator and minus sign of the reader's language."""
-    half, thousand, minus = format_number(0.5), format_number(1000), format_number(-1)
-    return {"decimal": half[1:-1], "group": thousand[1:-3], "minus": minus[:-1]}
+    """The explorer's JavaScript (the shared helpers first) and CSS, compacted."""
+    return asset("common.js", "explorer.js"), asset("explorer.css")
 
 
 def _strings(kind: str, head_counts: Sequence[int] = ()) -> dict[str, Any]:
@@ -308,7 +295,7 @@ def _rounded(t: torch.Tensor) -> list:
     return walk(t.detach().cpu().tolist())
 
 
-class Explorer:
+class Explorer(HtmlOutput):
     """An attention explorer: the tensors PyTorch computed, and the page that explores them.
 
     Display it in a notebook (its ``_repr_html_`` is self-contained HTML), or write it to a
@@ -369,7 +356,7 @@ class Explorer:
         self.mask = self.mask_for(preset, pads, masked_keys)
         self.language = get_language()
         self.strings = _strings(kind, list(self.scores))
-        self.numbers = _number_format()
+        self.numbers = number_format()
 
     # -- the maths, in Python ---------------------------------------------------------------
 
@@ -457,39 +444,29 @@ class Explorer:
     def html(self) -> str:
         """The self-contained HTML fragment: inline style, data and script, nothing else."""
         script, style = _assets()
-        data = json.dumps(self.payload(), ensure_ascii=False, separators=(",", ":"),
-                          allow_nan=False)
-        data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-        note = _("This explorer runs JavaScript in the page: trust the notebook, or open it "
-                 "in Jupyter, Colab or the course book.")
+        data = inline_json(self.payload())
         return (
             f'<div class="tc-explorer tex2jax_ignore mathjax_ignore" data-kind="{self.kind}" '
             f'lang="{self.language}">'
             f"<style>{style}</style>"
             f'<script type="application/json" class="tc-explorer-payload">{data}</script>'
-            f'<div class="tc-x-mount"><p>{_html.escape(note)}</p></div>'
+            f'<div class="tc-x-mount"><p>{trust_note()}</p></div>'
             f"<script>{script}</script>"
             f"</div>"
         )
 
-    def _repr_html_(self) -> str:
-        return self.html()
-
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the explorer to a standalone HTML page (what Colab and Jupyter get)."""
-        path = Path(path)
-        title = _html.escape(self.strings["title"])
-        path.write_text(
-            f'<!DOCTYPE html>\n<html lang="{self.language}">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{title}</title>\n</head>\n<body>\n{self.html()}\n</body>\n</html>\n",
-            encoding="utf-8")
-        return path
+    def page_title(self) -> str:
+        return self.strings["title"]
 
     def __repr__(self) -> str:
-        counts = ", ".join(str(h) for h in self.scores)
-        return (f"<Explorer {self.kind}: {len(self.tokens)} tokens, heads {counts}; "
-                f"display it in a notebook, or .save('page.html')>")
+        """A one-line summary in the reader's language (the notebook shows the page)."""
+        count = len(self.tokens)
+        tokens = ngettext("{count} token", "{count} tokens", count).format(
+            count=format_integer(count))
+        heads = ", ".join(format_integer(h) for h in self.scores)
+        return "<" + _("{title}: {tokens}, heads {heads}; display it in a notebook, or write "
+                       "it to a page with .save('page.html')").format(
+            title=self.strings["title"], tokens=tokens, heads=heads) + ">"
 
 
 # --- the three explorers -----------------------------------------------------------------------
@@ -683,7 +660,7 @@ def masks_explorer(
 # --- with a kernel: type a sentence ------------------------------------------------------------
 
 class _Note:
-    """A short HTML note shown instead of a control that cannot work on a static page."""
+    """A short HTML note shown instead of a control that cannot work here."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -695,13 +672,52 @@ class _Note:
         return self.text
 
 
+class _WithoutWidgets:
+    """What :func:`sentence_box` shows without ipywidgets: the explorer of its sentence, and
+    a note saying what to install to type one's own."""
+
+    def __init__(self, explorer: Explorer, note: str) -> None:
+        self.explorer, self.note, self.error = explorer, note, None
+
+    def _repr_html_(self) -> str:
+        return _Note(self.note)._repr_html_() + self.explorer.html()
+
+    def __repr__(self) -> str:
+        return f"{self.note}\n{self.explorer!r}"
+
+
+def _sentence_problem(sentence: str) -> str | None:
+    """Why a typed sentence cannot become an explorer, in the reader's language; or None."""
+    count = len(tokenize(sentence))
+    if count == 0:
+        return _("This sentence has no word: type at least one.")
+    if count > MAX_TOKENS:
+        return _("This sentence has {count} tokens; an explorer takes at most {limit}: "
+                 "shorten it.").format(count=format_integer(count),
+                                       limit=format_integer(MAX_TOKENS))
+    return None
+
+
+def _bundle(shown: Explorer | _Note) -> dict[str, Any]:
+    """The display message of ``shown``, as an Output widget keeps it."""
+    return {"output_type": "display_data", "metadata": {},
+            "data": {"text/plain": repr(shown), "text/html": shown._repr_html_()}}
+
+
 def sentence_box(kind: str = "heads", sentence: str | None = None, **options: Any) -> Any:
     """A text box whose sentence PyTorch encodes into a heads or masks explorer.
 
     In Jupyter or Colab this returns an ipywidgets ``VBox`` (ipywidgets 7.7 or 8): a text
     box, a button, and the explorer below them, built again by :func:`heads_explorer` or
-    :func:`masks_explorer` each time the reader presses Enter or the button. Its
-    ``explorer`` attribute holds the explorer shown.
+    :func:`masks_explorer` for each new sentence the reader submits (Enter, or the
+    button). Each submission replaces what the box showed: one explorer, or one note in the
+    reader's language saying why the sentence cannot be shown (no word, too many tokens).
+    Its attributes: ``explorer`` (the explorer on show, or the last one shown), ``error``
+    (the note on show, or None), ``text``, ``button`` and ``output`` (the widgets).
+
+    Without ipywidgets (``pip install "transformer-course[course]" jupyterlab`` does not
+    install it) it shows the explorer of ``sentence`` with a one-line note saying what to
+    install to type one's own sentence (the ``jupyter`` extra), so that "Run all" goes on.
 
     When the environment variable ``TRANSFORMER_COURSE_STATIC`` is ``1`` (the book's build,
     where no kernel will follow) it returns a short note instead, saying where the box
@@ -711,6 +727,10 @@ def sentence_box(kind: str = "heads", sentence: str | None = None, **options: An
         kind: ``"heads"`` or ``"masks"``.
         sentence: the initial sentence (default: the explorer's example sentence).
         options: passed on to the explorer (``head_counts=``, ``seed=``, ...).
+
+    Raises:
+        TypeError, ValueError: for a bad ``kind``, ``sentence`` or option: the first
+            explorer is built before the box, so that they surface in the cell.
     """
     factories = {"heads": heads_explorer, "masks": masks_explorer}
     if kind not in factories:
@@ -720,32 +740,48 @@ def sentence_box(kind: str = "heads", sentence: str | None = None, **options: An
     if static_build():
         return _Note(_("In Jupyter or Colab, a text box appears here: type a sentence and "
                        "PyTorch builds the explorer for it."))
-    import ipywidgets as W  # only here: the explorers themselves need no widget library
-    from IPython.display import display
-
     factory = factories[kind]
-    text = W.Text(value=sentence if sentence is not None else SENTENCES[kind][get_language()],
-                  placeholder=_("Type a sentence"), continuous_update=False,
+    first = sentence if sentence is not None else SENTENCES[kind][get_language()]
+    explorer = factory(sentence=first, **options)  # a bad option fails here, in the cell
+    try:
+        import ipywidgets as W  # only here: the explorers themselves need no widget library
+    except ModuleNotFoundError as error:
+        if (error.name or "").split(".")[0] != "ipywidgets":
+            raise
+        return _WithoutWidgets(explorer, _(
+            "To type a sentence of your own here, install ipywidgets ({command}), restart "
+            "the kernel and run this cell again.").format(command=install_hint("jupyter")))
+
+    text = W.Text(value=first, placeholder=_("Type a sentence"), continuous_update=False,
                   layout=W.Layout(width="32em"))
     button = W.Button(description=_("Show"))
     output = W.Output()
     box = W.VBox([W.HBox([text, button]), output])
-    box.text, box.button, box.output, box.explorer, box.error = text, button, output, None, None
+    box.text, box.button, box.output = text, button, output
+    box.explorer, box.error = explorer, None
+    shown = {"sentence": first}
+
+    def replace(item: Explorer | _Note) -> None:
+        # The output's whole content at once, never cleared and appended in two messages:
+        # two quick submissions cannot leave two explorers, or a stale note, on screen.
+        output.outputs = (_bundle(item),)
 
     def show(*_args: Any) -> None:
-        output.clear_output(wait=True)
-        try:
-            explorer = factory(sentence=text.value, **options)
-        except (TypeError, ValueError) as error:
-            box.error = str(error)
-            with output:
-                display(_Note(str(error)))
-            return
-        box.explorer, box.error = explorer, None
-        with output:
-            display(explorer)
+        typed = text.value
+        if typed == shown["sentence"]:  # already on show: typing then clicking is one
+            return                     # submission (the text box reports it on blur)
+        shown["sentence"] = typed
+        note = _sentence_problem(typed)
+        if note is None:
+            try:
+                box.explorer = factory(sentence=typed, **options)
+            except (TypeError, ValueError):
+                note = _("PyTorch could not build an explorer for this sentence: try "
+                         "another one.")
+        box.error = note
+        replace(box.explorer if note is None else _Note(note))
 
+    replace(explorer)
     button.on_click(show)
     text.observe(show, names="value")
-    show()
     return box

@@ -5,6 +5,11 @@
 * ``tc_node_modules``: the folder ``npm ci`` filled; the files listed in ``VENDOR`` are copied
   into ``_static/vendor/`` of the site, so that bertviz's libraries are served by the site
   itself, never by a CDN.
+* ``tc_chrome``: the page chrome in the page's language. The themes and myst-nb leave a few
+  interface strings untranslated in French and Italian (sidebar toggles, the launch button,
+  the hidden-code toggle, ...): ``CHROME`` gives them in each language, the footer is our own
+  template, and ``build-finished`` replaces each English attribute or text that remains in
+  the written pages (tests/test_page_language.py checks that none is left).
 * No widget embedder: the explorers are self-contained HTML and JavaScript
   (``transformer_course/js``), and no chapter output holds ipywidgets, so no page loads
   ``@jupyter-widgets/html-manager`` (tests/test_site.py checks that no page holds widget state).
@@ -12,6 +17,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -29,6 +35,65 @@ VENDOR = {
 }
 
 
+# Interface strings that the themes (sphinx-book-theme, pydata-sphinx-theme), myst-nb and
+# sphinx-copybutton show in English on French and Italian pages, in the page's language.
+CHROME: dict[str, dict[str, str]] = {
+    "fr": {
+        "Toggle hidden content": "Afficher ou masquer le contenu",
+        "Launch interactive content": "Ouvrir dans un environnement interactif",
+        "Launch on Colab": "Ouvrir dans Colab",
+        "Colab logo": "Logo de Colab",
+        "Toggle primary sidebar": "Afficher ou masquer le sommaire",
+        "Toggle secondary sidebar": "Afficher ou masquer le plan de la page",
+        "Main": "Sommaire du livre",
+        "Link to this heading": "Lien vers cette rubrique",
+        "System Settings": "Réglages du système",
+        "Color mode": "Thème",
+        "Page": "Page",
+        "Language": "Langue",
+        "Show code cell source": "Afficher le code de la cellule",
+        "Hide code cell source": "Masquer le code de la cellule",
+        "footer": "© 2026 Le cours «\u00a0Attention et Transformers\u00a0» · licence MIT",
+    },
+    "it": {
+        "Toggle hidden content": "Mostra o nascondi il contenuto",
+        "Launch interactive content": "Apri in un ambiente interattivo",
+        "Launch on Colab": "Apri in Colab",
+        "Colab logo": "Logo di Colab",
+        "Toggle primary sidebar": "Mostra o nascondi l’indice",
+        "Toggle secondary sidebar": "Mostra o nascondi lo schema della pagina",
+        "Main": "Indice del libro",
+        "Link to this heading": "Collegamento a questo paragrafo",
+        "System Settings": "Impostazioni di sistema",
+        "Color mode": "Tema",
+        "Page": "Pagina",
+        "Language": "Lingua",
+        "Show code cell source": "Mostra il codice della cella",
+        "Hide code cell source": "Nascondi il codice della cella",
+        "footer": "© 2026 Il corso «Attenzione e Transformer» · licenza MIT",
+    },
+    "en": {
+        "Language": "Language",
+        "Show code cell source": "Show code cell source",
+        "Hide code cell source": "Hide code cell source",
+        "footer": "© 2026 The Attention & Transformers course · MIT licence",
+    },
+}
+# sphinx-copybutton has no Italian messages: they are added to its script on Italian sites.
+COPYBUTTON_IT = """  'it' : {
+    'copy': 'Copia',
+    'copy_to_clipboard': 'Copia negli appunti',
+    'copy_success': 'Copiato!',
+    'copy_failure': 'Copia non riuscita',
+  },
+"""
+
+
+def chrome(language: str) -> dict[str, str]:
+    """The chrome strings of ``language`` (English for a language the course lacks)."""
+    return {**CHROME["en"], **CHROME.get(language, {})}
+
+
 def _configure(app: Sphinx, config: Config) -> None:
     config.templates_path.append(str(HERE / "templates"))
     config.html_static_path.append(str(HERE / "static"))
@@ -37,7 +102,11 @@ def _configure(app: Sphinx, config: Config) -> None:
     if "language-switcher.html" not in end:
         end.insert(0, "language-switcher.html")
     options["article_header_end"] = end
+    options["footer_content_items"] = ["tc-footer.html"]  # the footer in the page's language
     config.html_theme_options = options
+    strings = chrome(config.language or "en")
+    config.nb_code_prompt_show = strings["Show code cell source"]
+    config.nb_code_prompt_hide = strings["Hide code cell source"]
     # myst-nb adds its widget scripts (from a CDN by default) to every page that holds
     # ipywidgets state: none does, and none may load anything from outside.
     config.nb_ipywidgets_js = {}
@@ -48,6 +117,7 @@ def _page_context(app: Sphinx, pagename: str, templatename: str, context: dict,
                   doctree: object) -> None:
     up = "../" * (pagename.count("/") + 1)
     here = app.config.language
+    context["tc_chrome"] = chrome(here or "en")
     context["tc_language_links"] = [
         {"code": code, "name": name, "current": code == here,
          "href": f"{up}{code}/{pagename}.html"}
@@ -75,12 +145,42 @@ def _copy_vendor(app: Sphinx, exception: Exception | None) -> None:
             shutil.copy2(path, destination)
 
 
+def _localise_chrome(app: Sphinx, exception: Exception | None) -> None:
+    """Replace the chrome strings the themes wrote in English, on every written page."""
+    if exception is not None or app.builder.format != "html":
+        return
+    language = app.config.language or "en"
+    if language == "en":
+        return
+    table = {en: text for en, text in chrome(language).items() if en != "footer" and en != text}
+    pattern = re.compile("(\"|>)(" + "|".join(re.escape(en) for en in table) + ")(\"|<)")
+    outdir = Path(app.outdir)
+    for page in outdir.rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        new = pattern.sub(lambda m: m.group(1) + table[m.group(2)] + m.group(3), html)
+        if new != html:
+            page.write_text(new, encoding="utf-8")
+    script = outdir / "_static" / "copybutton.js"
+    if language == "it" and script.exists():
+        text = script.read_text(encoding="utf-8")
+        if "'it'" not in text and "const messages = {\n" in text:
+            script.write_text(text.replace("const messages = {\n",
+                                           "const messages = {\n" + COPYBUTTON_IT, 1),
+                              encoding="utf-8")
+
+
 def setup(app: Sphinx) -> dict:
+    from coursebook_kernels import use_private_ipc_kernels
+
+    use_private_ipc_kernels()  # the languages build side by side: no kernel port collisions
     app.add_config_value("tc_languages", [], "html")
     app.add_config_value("tc_node_modules", "node_modules", "html")
     app.setup_extension("coursebook_typography")  # French and Italian typography
     app.setup_extension("coursebook_glossary")  # the glossary pages, from book/glossary.yml
+    app.setup_extension("coursebook_lean")  # icons as CSS, no search index or thebe per page
+    app.setup_extension("coursebook_diagram")  # {course-diagram}: tc.diagram at build time
     app.connect("config-inited", _configure)
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _copy_vendor)
+    app.connect("build-finished", _localise_chrome)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -111,7 +111,8 @@ def terms_markdown(data: dict[str, Any], lang: str,
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for item in sorted(data["terms"], key=lambda t: sort_key(t[lang]["term"])):
         row = [term_cell(item[lang], lang),
-               *(escape(item[code]["term"]) for code in others),
+               # Terms of the other languages carry their language, for screen readers.
+               *(f'<span lang="{code}">{escape(item[code]["term"])}</span>' for code in others),
                " ".join(item[lang]["meaning"].split()),
                chapter_cell(data, item.get("chapters") or [], lang, found_docs)]
         lines.append("| " + " | ".join(row) + " |")

@@ -368,19 +368,41 @@ def _as_integer(got: object, *, what: str) -> int:
     return round(number)
 
 
+def _slow_angle(e: torch.Tensor, d_model: int) -> float:
+    i = d_model // 2 - 1  # the slowest pair
+    return math.atan2(float(e[2 * i]), float(e[2 * i + 1]))
+
+
 def offset(fn: Callable[[torch.Tensor, torch.Tensor, int], int]) -> CheckResult:
     """Check ``fn(e_p, e_q, d_model)`` -> the integer ``q - p`` (negative when q < p) read
-    from two sinusoidal encodings, for offsets up to 1000 apart."""
+    from two sinusoidal encodings. Some cases straddle the point where the angle of the
+    slowest pair, as atan2 returns it, wraps around from pi to -pi (near p = 314 for
+    d_model = 4): the difference of the two angles must be brought back into (-pi, pi]."""
     def body(f: Callable) -> str:
-        table = _sinusoidal_encoding(1200, 32, dtype=torch.float64)
-        for p, q in ((0, 1), (10, 3), (500, 1100), (7, 7), (1000, 250)):
-            what = _("positions p = {p}, q = {q}").format(p=_num(p), q=_num(q))
-            got = _call(f, table[p].clone(), table[q].clone(), 32, what=what)
+        cases = ((32, 0, 1), (32, 10, 3), (32, 500, 1100), (32, 7, 7), (32, 1000, 250),
+                 (4, 300, 330), (4, 330, 300), (4, 0, 200), (32, 17600, 17750))
+        tables = {d: _sinusoidal_encoding(17800 if d == 32 else 400, d, dtype=torch.float64)
+                  for d in (4, 32)}
+        for d_model, p, q in cases:
+            table = tables[d_model]
+            what = _("positions p = {p}, q = {q}, d_model = {d_model}").format(
+                p=_num(p), q=_num(q), d_model=_num(d_model))
+            got = _call(f, table[p].clone(), table[q].clone(), d_model, what=what)
             value = _as_integer(got, what=what)
-            if value != q - p:
-                raise _CheckFailedError(_("on {what} got {got}, expected {expected}").format(
-                    what=what, got=_num(value), expected=_num(q - p)))
-        return _("the offset q - p is readable from the encodings alone")
+            if value == q - p:
+                continue
+            omega = 10000.0 ** (-2 * (d_model // 2 - 1) / d_model)
+            raw = (_slow_angle(table[q], d_model) - _slow_angle(table[p], d_model)) / omega
+            if value == round(raw) != q - p:
+                raise _CheckFailedError(
+                    _("on {what} got {got}, expected {expected}: the angle of the slowest pair "
+                      "wrapped around between p and q (atan2 gives angles in (-pi, pi]); bring "
+                      "the difference of the two angles back into (-pi, pi] before dividing by "
+                      "omega").format(what=what, got=_num(value), expected=_num(q - p)))
+            raise _CheckFailedError(_("on {what} got {got}, expected {expected}").format(
+                what=what, got=_num(value), expected=_num(q - p)))
+        return _("the offset q - p is readable from the encodings alone, even where the angle "
+                 "wraps around")
     return _run("offset", fn, body)
 
 

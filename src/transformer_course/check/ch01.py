@@ -4,6 +4,8 @@
   attention moves when the scores move.
 * :func:`kernel_regression`: Nadaraya-Watson kernel regression written as soft attention,
   a query point attending to training points through a Gaussian kernel.
+* :func:`symmetries`: a test that tells a permutation-equivariant set function from an
+  invariant one and from one that is neither.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ from ._core import (
     _call,
     _CheckFailedError,
     _compare,
+    _kind,
     _num,
     _parts,
     _run,
 )
 
-__all__ = ["kernel_regression", "score_gradients"]
+__all__ = ["kernel_regression", "score_gradients", "symmetries"]
 
 
 def _matches(got: torch.Tensor, wrong: torch.Tensor, atol: float) -> bool:
@@ -207,3 +210,116 @@ def _explain_kernel(got: object, x: torch.Tensor, y: torch.Tensor, q: torch.Tens
          _("on {what} the distance is not squared: the Gaussian kernel uses "
            "(x - x_j)^2")),
     ], what=what, atol=1e-4)
+
+
+# --- equivariant, invariant or neither? ---------------------------------------------------------
+
+def _as_bool(got: object, *, what: str, name: str) -> bool:
+    """A yes/no answer: a Python or NumPy bool, or a one-element boolean tensor or array."""
+    if isinstance(got, torch.Tensor) and got.numel() == 1 and got.dtype == torch.bool \
+            and got.device.type != "meta":
+        return bool(got.item())
+    if type(got).__name__ in ("bool", "bool_"):
+        return bool(got)
+    if type(got).__name__ == "ndarray" and got.size == 1 and got.dtype.kind == "b":
+        return bool(got.item())
+    raise _CheckFailedError(
+        _("on {what} {name} is {kind}, expected True or False").format(
+            what=what, name=name, kind=_kind(got)))
+
+
+def _symmetry_cases(t: int, n: int) -> list[tuple[str, Callable, bool, bool, str, str]]:
+    """Set functions of a ``(t, n)`` tensor of rows, each with its true answers
+    ``(equivariant, invariant)`` and what to say about a wrong one."""
+    g = torch.Generator().manual_seed(103)
+    queries = torch.randn(t, n, generator=g)    # fixed queries for the pooling
+    positions = torch.randn(t, n, generator=g)  # one fixed vector per place
+
+    def like(fixed: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        return fixed.to(device=x.device, dtype=x.dtype)
+
+    def self_attention(x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x @ x.T, dim=-1) @ x
+
+    def pooling(x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(like(queries, x) @ x.T, dim=-1) @ x
+
+    shuffled = _("shuffling the rows shuffles its outputs the same way")
+    not_invariant = _("shuffling the rows moves its outputs, so it is not invariant")
+    only_reversal = _("it commutes with the reversal of the rows and with few other "
+                      "permutations: test random permutations (torch.randperm), not only the "
+                      "reversal")
+    only_roll = _("it commutes with the rotations of the rows (torch.roll) and with no other "
+                  "permutation: test random permutations (torch.randperm), not only a "
+                  "rotation")
+    return [
+        (_("self-attention softmax(x x^T) x"), self_attention, True, False,
+         shuffled + _(" (if your test compares exactly, compare with a tolerance, "
+                      "torch.allclose: a sum taken in another order rounds differently in "
+                      "its last bits)"), not_invariant),
+        (_("the mean of the rows, repeated on every row"),
+         lambda x: x.mean(0, keepdim=True).expand_as(x), True, True,
+         _("every row is the mean, which no shuffle changes: it is equivariant and invariant "
+           "at once"),
+         _("every row is the mean, which no shuffle changes: it is equivariant and invariant "
+           "at once")),
+        (_("each column sorted"), lambda x: x.sort(dim=0).values, False, True,
+         _("sorting gives the same rows whatever their order: invariant, not equivariant"),
+         _("sorting gives the same rows whatever their order: invariant, not equivariant")),
+        (_("the running sum of the rows (cumsum)"), lambda x: x.cumsum(0), False, False,
+         _("row i sums the rows before it, so the order matters"),
+         _("row i sums the rows before it, so the order matters")),
+        (_("the sum of each row and its mirror row x_(t+1-i)"), lambda x: x + x.flip(0),
+         False, False, only_reversal, only_reversal),
+        (_("the sum of each row and the next (the last row wraps round to the first)"),
+         lambda x: x + x.roll(-1, 0), False, False, only_roll, only_roll),
+        (_("pooling by attention: {t} fixed queries attend to the rows").format(t=_num(t)),
+         pooling, False, True,
+         _("the output has one row per fixed query, not per input row: shuffling the input "
+           "rows does not shuffle it"),
+         _("the rows only give the keys and the values, which a shuffle permutes together: "
+           "the weighted averages do not change")),
+        (_("self-attention after adding a fixed vector to each place"),
+         lambda x: self_attention(x + like(positions, x)), False, False,
+         _("the fixed vectors belong to the places, not to the rows: a shuffled row gets "
+           "another vector"),
+         _("the fixed vectors belong to the places, not to the rows: a shuffled row gets "
+           "another vector")),
+    ]
+
+
+def symmetries(fn: Callable[[Callable, int, int], tuple]) -> CheckResult:
+    """Check ``fn(f, t, n) -> (equivariant, invariant)``: whether the function ``f``, which
+    maps a ``(t, n)`` tensor of ``t`` row vectors to a ``(t, m)`` tensor, is
+    permutation-equivariant (``f(x[p]) == f(x)[p]`` for every permutation ``p`` of the rows)
+    and whether it is permutation-invariant (``f(x[p]) == f(x)``), as two booleans.
+
+    The functions include some that commute with one kind of permutation only (the reversal,
+    the rotations), so a test that tries a single kind of shuffle gets them wrong, and
+    floating-point ones whose shuffled sums differ in their last bits.
+    """
+    def yes_no(value: bool) -> str:
+        return _("yes") if value else _("no")
+
+    def body(f: Callable) -> str:
+        torch.manual_seed(104)  # the reader's random permutations, the same on every run
+        t, n = 7, 16
+        for what, function, equivariant, invariant, why_e, why_i in _symmetry_cases(t, n):
+            got = _parts(_call(f, function, t, n, what=what), 2, "(equivariant, invariant)",
+                         what=what)
+            answers = (_as_bool(got[0], what=what, name=_("equivariant")),
+                       _as_bool(got[1], what=what, name=_("invariant")))
+            if answers == (invariant, equivariant) and equivariant != invariant:
+                raise _CheckFailedError(
+                    _("on {what} the two answers are swapped: return (equivariant, "
+                      "invariant), in this order").format(what=what))
+            for name, answer, truth, why in ((_("equivariant"), answers[0], equivariant, why_e),
+                                              (_("invariant"), answers[1], invariant, why_i)):
+                if answer != truth:
+                    raise _CheckFailedError(
+                        _("on {what} it answered {name}: {got}, expected {expected}: {why}")
+                        .format(what=what, name=name, got=yes_no(answer),
+                                expected=yes_no(truth), why=why))
+        return _("random shuffles tell equivariant, invariant and neither apart, even for "
+                 "functions that survive a reversal or a rotation")
+    return _run("symmetries", fn, body)

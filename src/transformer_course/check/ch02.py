@@ -3,6 +3,8 @@
 * :func:`recover_beta`: the inverse temperature of a soft argmax read back from its output.
 * :func:`additive_scores`: the additive (Bahdanau) scorer, ``v^T tanh(W_q x_i + W_k x_j)``,
   in place of the dot product.
+* :func:`stacked_self_attention`: self-attention applied to its own outputs, layer after
+  layer, with nothing else in between.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable
 import torch
 
 from ..i18n import gettext as _
+from ..i18n import ngettext
 from ._core import (
     CheckResult,
     _as_tensor,
@@ -26,7 +29,7 @@ from ._core import (
     _shape,
 )
 
-__all__ = ["additive_scores", "recover_beta"]
+__all__ = ["additive_scores", "recover_beta", "stacked_self_attention"]
 
 
 # --- the temperature read back from the weights ------------------------------------------------
@@ -146,3 +149,95 @@ def _explain_additive(got: object, expected: torch.Tensor, summed: torch.Tensor,
                                            "take the dot product with v"))):
         if torch.allclose(got, wrong, rtol=1e-4, atol=1e-4):
             raise _CheckFailedError(message.format(what=what))
+
+
+# --- self-attention stacked on itself ----------------------------------------------------------
+
+def _stack(x: torch.Tensor, beta: float, layers: int, *, dim: int = -1,
+           fixed: bool = False, scale: float = 1.0, beta_after: float | None = None
+           ) -> torch.Tensor:
+    """``layers`` layers of soft self-attention over the rows, and some classic mistakes:
+    softmax along ``dim``, weights computed once (``fixed``), scores times ``scale``, and
+    another β after the first layer (``beta_after``)."""
+    weights = torch.softmax(beta * scale * x @ x.T, dim=dim)  # (t, t)
+    for layer in range(layers):
+        if not fixed:
+            b = beta if beta_after is None or layer == 0 else beta_after
+            weights = torch.softmax(b * scale * x @ x.T, dim=dim)  # (t, t): this layer's scores
+        x = weights @ x  # (t, n): row i is h_i, a blend of this layer's inputs
+    return x
+
+
+def stacked_self_attention(fn: Callable[[torch.Tensor, float, int], torch.Tensor]
+                           ) -> CheckResult:
+    """Check ``fn(x, beta, layers)`` -> the ``(t, n)`` outputs of ``layers`` layers of soft
+    self-attention over the rows of ``x`` ``(t, n)``, at inverse temperature ``beta``, each
+    layer attending over the outputs of the previous one (its scores computed from its own
+    input), with no learned map and no residual path; ``layers = 0`` gives ``x`` back."""
+    def vectors(t: int, n: int, beta: float, layers: int) -> str:
+        return ngettext("{t} vectors of size {n}, beta = {beta}, {layers} layer",
+                        "{t} vectors of size {n}, beta = {beta}, {layers} layers", layers).format(
+            t=_num(t), n=_num(n), beta=_num(beta), layers=_num(layers))
+
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(203)
+        chapter = torch.tensor([[3.0, 0.0], [2.0, 1.0], [0.0, 2.0], [-1.0, -1.0]],
+                               dtype=torch.float64)
+        cases = [
+            (_("the four vectors of section 2.1, beta = {beta}, {layers} layers").format(
+                beta=_num(1), layers=_num(3)), chapter, 1.0, 3),
+            (vectors(6, 3, 0.5, 1), torch.randn(6, 3, generator=g, dtype=torch.float64), 0.5, 1),
+            (_("{t} vectors of size {n}, no layer (the set itself)").format(t=_num(5), n=_num(3)),
+             torch.randn(5, 3, generator=g, dtype=torch.float64), 0.7, 0),
+            (vectors(7, 4, 0.3, 6), torch.randn(7, 4, generator=g, dtype=torch.float64), 0.3, 6),
+            (_("beta = 0, {layers} layers").format(layers=_num(2)),
+             torch.randn(5, 2, generator=g, dtype=torch.float64), 0.0, 2),
+        ]
+        for what, x, beta, layers in cases:
+            got = _call(f, x.clone(), beta, layers, what=what)
+            expected = _stack(x, beta, layers)
+            try:
+                _compare(got, expected, what=what, atol=1e-5)
+            except _CheckFailedError:
+                _explain_stack(got, x, beta, layers, what)
+                raise
+        return _("each layer averages the outputs of the one before: the set can only "
+                 "shrink")
+    return _run("stacked_self_attention", fn, body)
+
+
+def _explain_stack(got: object, x: torch.Tensor, beta: float, layers: int, what: str) -> None:
+    """Name the classic mistakes of stacked self-attention."""
+    try:
+        got = _as_tensor(got, what=what)
+    except _CheckFailedError:
+        return
+    if not got.is_floating_point() or got.shape != x.shape \
+            or not bool(torch.isfinite(got).all()):
+        return
+    got = got.to(torch.float64)
+    candidates = [
+        (_stack(x, beta, layers, fixed=True),
+         _("on {what} the weights are computed once, from x, and applied {layers} times: "
+           "each layer computes its scores from its own input, the outputs of the layer "
+           "before")),
+        (_stack(x, beta, 1),
+         _("on {what} it applies one layer, expected {layers}")),
+        (_stack(x, beta, layers + 1),
+         _("on {what} it applies one layer too many: {layers} layers, and layers = 0 gives "
+           "x back")),
+        (_stack(x, beta, max(layers - 1, 0)),
+         _("on {what} it applies one layer too few, expected {layers}")),
+        (_stack(x, beta, layers, dim=0),
+         _("on {what} the softmax runs down the columns: each row of weights (one per "
+           "vector that asks) must sum to 1")),
+        (_stack(x, beta, layers, scale=1 / math.sqrt(x.shape[-1])),
+         _("on {what} the scores are divided by the square root of the size: in this "
+           "chapter beta alone multiplies the dot products")),
+        (_stack(x, beta, layers, beta_after=1.0),
+         _("on {what} beta is used in the first layer only: every layer multiplies its "
+           "scores by beta")),
+    ]
+    for wrong, message in candidates:
+        if torch.allclose(got, wrong, rtol=1e-5, atol=1e-6):
+            raise _CheckFailedError(message.format(what=what, layers=_num(layers)))

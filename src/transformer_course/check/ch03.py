@@ -5,7 +5,9 @@
 * :func:`beta_for_weight`: the inverse temperature at which the best key gets a chosen
   weight;
 * :func:`score_variance`: the variance of ``q · k`` predicted for inputs of any mean and
-  variance.
+  variance;
+* :func:`mha_projections`: the queries, keys and values of ``nn.MultiheadAttention`` read
+  from its own parameters, packed or separate, for self- and cross-attention.
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ from ._core import (
     _compare,
     _kind,
     _num,
+    _parts,
     _run,
     _shape,
 )
 
-__all__ = ["beta_for_weight", "cosine_lookup", "score_variance"]
+__all__ = ["beta_for_weight", "cosine_lookup", "mha_projections", "score_variance"]
 
 
 def _real(got: object, *, what: str) -> float:
@@ -253,3 +256,135 @@ def score_variance(fn: Callable[..., object]) -> CheckResult:
                     what=what, got=_num(got), expected=_num(expected)))
         return _("d times the variance of one product, the means included")
     return _run("score_variance", fn, body)
+
+
+# --- the projections of nn.MultiheadAttention, from its own parameters ----------------------------
+
+def _torch_weights(mha: torch.nn.MultiheadAttention
+                   ) -> tuple[list[torch.Tensor], list[torch.Tensor | None]]:
+    """W_q, W_k, W_v and their biases as PyTorch stores them: one packed ``(3E, E)``
+    ``in_proj_weight`` when query, key and value all have ``E`` features, else three weights
+    ``(E, E)``, ``(E, kdim)``, ``(E, vdim)``; one ``(3E,)`` ``in_proj_bias`` (or None)."""
+    e = mha.embed_dim
+    if mha.in_proj_weight is not None:
+        weights = list(mha.in_proj_weight.detach().double().split(e))
+    else:
+        weights = [mha.q_proj_weight.detach().double(), mha.k_proj_weight.detach().double(),
+                   mha.v_proj_weight.detach().double()]
+    if mha.in_proj_bias is None:
+        return weights, [None, None, None]
+    return weights, list(mha.in_proj_bias.detach().double().split(e))
+
+
+def _project(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None) -> torch.Tensor:
+    y = x.double() @ w.T  # (B, L, E), as nn.Linear computes it
+    return y if b is None else y + b
+
+
+def mha_projections(fn: Callable[..., tuple]) -> CheckResult:
+    """Check ``fn(mha, query, key, value) -> (q, k, v)``: the queries, keys and values that an
+    ``nn.MultiheadAttention(embed_dim, num_heads, batch_first=True, ...)`` computes from
+    ``query`` ``(B, L_q, embed_dim)``, ``key`` ``(B, L_k, kdim)`` and ``value``
+    ``(B, L_k, vdim)`` before it splits them into heads, each ``(B, L, embed_dim)``, read
+    from the module's own parameters.
+
+    When ``kdim`` and ``vdim`` equal ``embed_dim`` PyTorch packs the three weights into
+    ``in_proj_weight`` ``(3 embed_dim, embed_dim)``; otherwise ``in_proj_weight`` is None and
+    it keeps ``q_proj_weight``, ``k_proj_weight`` ``(embed_dim, kdim)`` and
+    ``v_proj_weight`` ``(embed_dim, vdim)``. In both cases one ``in_proj_bias``
+    ``(3 embed_dim,)`` holds the three biases (None with ``bias=False``).
+    """
+    def body(f: Callable) -> str:
+        torch.manual_seed(301)  # the modules' initial weights, the same on every run
+        cases = [
+            (_("self-attention with embed_dim = {e} (query, key and value are one tensor)")
+             .format(e=_num(8)), 8, None, None, True, (2, 5), (2, 5), True),
+            (_("cross-attention with embed_dim = {e} (three different tensors of one size)")
+             .format(e=_num(8)), 8, None, None, True, (2, 5), (2, 5), False),
+            (_("embed_dim = {e}, kdim = {k}, vdim = {v}").format(e=_num(8), k=_num(5),
+                                                                 v=_num(3)),
+             8, 5, 3, True, (2, 4), (2, 6), False),
+            (_("embed_dim = {e}, kdim = {k}, vdim = {v}, without bias").format(
+                e=_num(6), k=_num(4), v=_num(7)), 6, 4, 7, False, (1, 3), (1, 5), False),
+            (_("embed_dim = {e}, kdim = vdim = {e} given explicitly, without bias").format(
+                e=_num(6)), 6, 6, 6, False, (2, 3), (2, 4), False),
+        ]
+        for what, e, kdim, vdim, bias, (b, l_q), (_b, l_k), same in cases:
+            mha = torch.nn.MultiheadAttention(e, 2, batch_first=True, kdim=kdim, vdim=vdim,
+                                              bias=bias)
+            if bias:  # PyTorch starts its biases at zero: make them count
+                with torch.no_grad():
+                    mha.in_proj_bias.normal_()
+            query = torch.randn(b, l_q, e)
+            key = query if same else torch.randn(b, l_k, kdim or e)
+            value = query if same else torch.randn(b, l_k, vdim or e)
+            try:
+                got = _call(f, mha, query.clone(), key.clone(), value.clone(), what=what)
+            except _CheckFailedError as failure:
+                if mha.in_proj_weight is None:
+                    raise _CheckFailedError(
+                        _("{failure}; with kdim or vdim different from embed_dim, "
+                          "in_proj_weight is None and PyTorch keeps q_proj_weight, "
+                          "k_proj_weight and v_proj_weight").format(failure=failure)) from None
+                raise
+            parts = _parts(got, 3, "(q, k, v)", what=what)
+            weights, biases = _torch_weights(mha)
+            inputs = (query, key, value)
+            expected = [_project(x, w, bb) for x, w, bb in zip(inputs, weights, biases,
+                                                               strict=True)]
+            for name, part, x, exp in zip("qkv", parts, inputs, expected, strict=True):
+                what_part = _("{name} of {what}").format(what=what, name=name)
+                try:
+                    _compare(part, exp, what=what_part, atol=1e-4)
+                except _CheckFailedError:
+                    _explain_projection(part, name, x, inputs, weights, biases, e,
+                                        mha.num_heads, what_part)
+                    raise
+        return _("PyTorch packs W_q, W_k and W_v into in_proj_weight only when query, key "
+                 "and value have embed_dim features; otherwise it keeps three weights, and "
+                 "one in_proj_bias holds the three biases")
+    return _run("mha_projections", fn, body)
+
+
+def _explain_projection(got: object, name: str, x: torch.Tensor,
+                        inputs: tuple[torch.Tensor, ...], weights: list[torch.Tensor],
+                        biases: list[torch.Tensor | None], e: int, heads: int,
+                        what: str) -> None:
+    """Name the classic mistakes of reading PyTorch's projection weights."""
+    try:
+        got = _as_tensor(got, what=what)
+    except _CheckFailedError:
+        return
+    if got.dim() == 4 and got.shape[1] == heads and got.shape[-1] == e // heads:
+        raise _CheckFailedError(
+            _("on {what} the heads are already split, shape {shape}: return the projection "
+              "before the split, (B, L, embed_dim)").format(what=what,
+                                                            shape=_shape(got.shape)))
+    if not got.is_floating_point() or not bool(torch.isfinite(got).all()):
+        return
+    got = got.double()
+    index = "qkv".index(name)
+    w, b = weights[index], biases[index]
+    candidates = []
+    if b is not None:
+        candidates.append((_project(x, w, None), _(
+            "on {what} the bias is missing: PyTorch adds in_proj_bias, cut into three "
+            "slices of embed_dim like the weight")))
+    for other in range(3):
+        if other != index and weights[other].shape == w.shape:
+            candidates.append((_project(x, weights[other], biases[other]), _(
+                "on {what} it uses the slice of another projection: in_proj_weight and "
+                "in_proj_bias stack W_q, W_k and W_v in this order, embed_dim rows each")))
+    for source in range(3):
+        if source != index and inputs[source].shape == x.shape \
+                and not torch.equal(inputs[source], x):
+            candidates.append((_project(inputs[source], w, b), _(
+                "on {what} it projects another input: q comes from query, k from key and v "
+                "from value, which differ in cross-attention")))
+    if w.shape[0] == w.shape[1]:
+        candidates.append((_project(x, w.T, b), _(
+            "on {what} the weight is not transposed: nn.Linear stores W as (out, in) and "
+            "computes x @ W.T")))
+    for wrong, message in candidates:
+        if got.shape == wrong.shape and torch.allclose(got, wrong, atol=1e-4):
+            raise _CheckFailedError(message.format(what=what))

@@ -4,14 +4,20 @@
   other than ``d_model / h`` (projections to ``h * d_head``, then ``W_o`` back);
 * :func:`grouped_query_attention`: several query heads sharing one key/value head;
 * :func:`attention_parameter_count`: the number of parameters of such a layer, checked
-  against modules built by torch (and the package's own when the sizes are the usual ones).
+  against modules built by torch (and the package's own when the sizes are the usual ones);
+* :func:`without_heads`: a trained layer with some heads switched off (their outputs zeroed
+  before ``W_o``), the experiment behind head pruning.
+
+Heads are numbered from 1 in the verdicts, as in the book's prose; the functions a reader
+writes take indices counted from 0, and the verdicts say so wherever both appear.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 from torch import nn
@@ -32,7 +38,8 @@ from ._core import (
     _shape,
 )
 
-__all__ = ["attention_parameter_count", "grouped_query_attention", "heads_of_any_width"]
+__all__ = ["attention_parameter_count", "grouped_query_attention", "heads_of_any_width",
+           "without_heads"]
 
 
 def _heads(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, w_v: torch.Tensor,
@@ -151,10 +158,11 @@ def grouped_query_attention(fn: Callable[..., torch.Tensor]) -> CheckResult:
                         got, _heads(x, *weights, num_heads, num_kv_heads, pairing="round-robin")):
                     share = num_heads // num_kv_heads
                     raise _CheckFailedError(
-                        _("on {what} query head 1 uses key/value head 1, but the {share} "
-                          "consecutive query heads 0 to {last} form one group and share key/"
-                          "value head 0: repeat each key/value head {share} times in a row "
-                          "(repeat_interleave), not the whole set (repeat)").format(
+                        _("on {what} query head 2 uses key/value head 2, but the {share} "
+                          "consecutive query heads 1 to {share} (indices 0 to {last}) form one "
+                          "group and share key/value head 1 (index 0): repeat each key/value "
+                          "head {share} times in a row (repeat_interleave), not the whole set "
+                          "(repeat)").format(
                             what=what, share=_num(share), last=_num(share - 1))) from None
                 _explain_scale(got, (x, *weights), num_heads, num_kv_heads, 12, what)
                 raise
@@ -260,3 +268,106 @@ def attention_parameter_count(fn: Callable[..., object]) -> CheckResult:
         return _("four projections, weights and biases: the count depends on h only through "
                  "h × d_head")
     return _run("attention_parameter_count", fn, body)
+
+
+# --- switching heads off ----------------------------------------------------------------------
+
+def _switched_off(module: MultiHeadAttention, x: torch.Tensor, removed: Sequence[int], *,
+                  where: str = "heads") -> torch.Tensor:
+    """``module`` used as self-attention on ``x`` with the heads of indices ``removed``
+    switched off, in float64. ``where`` gives the classic mistakes: ``"features"`` zeroes
+    the same slices of the output after ``W_o``, ``"scores"`` zeroes the heads' scores (a
+    uniform average remains), ``"no_bias"`` drops the bias of ``W_o``."""
+    with torch.no_grad():
+        x = x.double()
+        q = _ref.split_heads(x @ module.W_q.weight.double().T + module.W_q.bias.double(),
+                             module.num_heads)  # (B, h, L, d_head)
+        k = _ref.split_heads(x @ module.W_k.weight.double().T + module.W_k.bias.double(),
+                             module.num_heads)  # (B, h, L, d_head)
+        v = _ref.split_heads(x @ module.W_v.weight.double().T + module.W_v.bias.double(),
+                             module.num_heads)  # (B, h, L, d_head)
+        keep = torch.ones(module.num_heads, 1, 1, dtype=torch.float64)  # (h, 1, 1)
+        keep[list(removed)] = 0.0
+        if where == "scores":
+            q = q * keep
+        heads, _weights = _ref.attention(q, k, v)  # (B, h, L, d_head)
+        if where in ("heads", "no_bias"):
+            heads = heads * keep
+        out = _ref.merge_heads(heads) @ module.W_o.weight.double().T  # (B, L, d_model)
+        if where != "no_bias":
+            out = out + module.W_o.bias.double()
+        if where == "features":
+            out = _ref.merge_heads(_ref.split_heads(out, module.num_heads) * keep)
+        return out
+
+
+def _explain_switched_off(got: torch.Tensor, module: MultiHeadAttention, x: torch.Tensor,
+                          removed: Sequence[int], what: str) -> None:
+    h = module.num_heads
+    for shift in (1, -1):
+        moved = [r + shift for r in removed]
+        if removed and all(0 <= r < h for r in moved) and _matches(
+                got, _switched_off(module, x, moved)):
+            raise _CheckFailedError(
+                ngettext("on {what} it switched off index {got} instead of {expected}: indices "
+                         "count from 0, like the head dimension of the tensors, so head 1 of the "
+                         "text is index 0",
+                         "on {what} it switched off indices {got} instead of {expected}: indices "
+                         "count from 0, like the head dimension of the tensors, so head 1 of the "
+                         "text is index 0", len(removed)).format(
+                    what=what, got=", ".join(_num(r) for r in moved),
+                    expected=", ".join(_num(r) for r in removed)))
+    if removed and _matches(got, _switched_off(module, x, [])):
+        raise _CheckFailedError(
+            _("on {what} nothing was switched off: the output is that of all {count} heads")
+            .format(what=what, count=_num(h)))
+    if removed and _matches(got, _switched_off(module, x, removed, where="features")):
+        raise _CheckFailedError(
+            _("on {what} the slices of the output were zeroed after W_o: W_o mixes the heads, "
+              "so a head must be zeroed before it, in the concatenation").format(what=what))
+    if removed and _matches(got, _switched_off(module, x, removed, where="scores")):
+        raise _CheckFailedError(
+            _("on {what} the switched-off heads still give the average of their values: zero "
+              "scores give uniform weights, not a zero output; zero the head's output")
+            .format(what=what))
+    if _matches(got, _switched_off(module, x, removed, where="no_bias")):
+        raise _CheckFailedError(
+            _("on {what} the bias of W_o is missing: only the heads are switched off, W_o "
+              "keeps its bias").format(what=what))
+
+
+def without_heads(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """Check ``fn(mha, x, removed)`` -> the output ``(B, L, d_model)`` of the
+    :class:`transformer_course.MultiHeadAttention` ``mha`` used as self-attention on ``x``,
+    with the heads of indices ``removed`` (counted from 0) switched off: their outputs are
+    zeros in the concatenation that ``W_o`` mixes; everything else, biases included, is
+    unchanged. Each call gets its own copy of the module."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(43)
+        cases = ((12, 3, []), (12, 3, [1]), (12, 3, [0, 2]), (16, 4, [3]), (16, 4, [0, 1, 2, 3]))
+        for d_model, num_heads, removed in cases:
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(int(torch.randint(10**6, (1,), generator=g)))
+                module = MultiHeadAttention(d_model, num_heads).eval()
+                with torch.no_grad():  # biases away from 0, so that a missing one shows
+                    for layer in (module.W_q, module.W_k, module.W_v, module.W_o):
+                        layer.bias.normal_(0.0, 0.5)
+            x = torch.randn(2, 5, d_model, generator=g)
+            if removed:
+                what = ngettext("{heads} heads with the head of index {indices} switched off",
+                                "{heads} heads with the heads of indices {indices} switched off",
+                                len(removed)).format(heads=_num(num_heads),
+                                                     indices=", ".join(_num(r) for r in removed))
+            else:
+                what = _("{heads} heads, none switched off").format(heads=_num(num_heads))
+            got = _call(f, copy.deepcopy(module), x.clone(), list(removed), what=what)
+            expected = _switched_off(module, x, removed)
+            try:
+                _compare(got, expected, what=what, atol=1e-5)
+            except _CheckFailedError:
+                if isinstance(got, torch.Tensor) and got.shape == expected.shape:
+                    _explain_switched_off(_as_tensor(got, what=what), module, x, removed, what)
+                raise
+        return _("a switched-off head adds nothing to the concatenation; W_o and its bias "
+                 "stay as they are")
+    return _run("without_heads", fn, body)

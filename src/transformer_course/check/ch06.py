@@ -3,7 +3,12 @@
 * :func:`alibi_scores`: a linear bias on the scores (ALiBi), which depends on the distance
   between query and key only, so that a window scores the same wherever it starts;
 * :func:`rope`: rotary position embeddings, the rotation of section 6.3 applied to queries
-  and keys, so that their dot product depends on the offset only.
+  and keys, so that their dot product depends on the offset only;
+* :func:`shift_matrix_concatenated`: the shift matrix M_k of section 6.3 for the other layout
+  of the table, all sines then all cosines.
+
+Heads are numbered from 1 in the verdicts, as in the book's prose; positions from 0, as the
+encoding's p.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from ._core import (
     _shape,
 )
 
-__all__ = ["alibi_scores", "rope"]
+__all__ = ["alibi_scores", "rope", "shift_matrix_concatenated"]
 
 
 def _finite(got: object, shape: tuple[int, ...], *, what: str) -> torch.Tensor:
@@ -114,7 +119,8 @@ def alibi_scores(fn: Callable[..., torch.Tensor]) -> CheckResult:
                   "computed alone, head {head} gives query {i} and key {j} the score {alone}, "
                   "but {inside} inside the {count} positions; the bias must depend on the "
                   "distance |i - j| only").format(
-                    first=_num(start), last=_num(8), head=_num(h), i=_num(i), j=_num(j),
+                    first=_num(start), last=_num(8), head=_num(h + 1), i=_num(i + start),
+                    j=_num(j + start),
                     alone=_num(alone[h, i, j].item()), inside=_num(inside[h, i, j].item()),
                     count=_num(9)))
         cases = ((1, 5, 4, [0.5]), (4, 6, 8, [2.0 ** -2, 2.0 ** -4, 2.0 ** -6, 2.0 ** -8]))
@@ -244,3 +250,64 @@ def rope(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> CheckResul
         return _("each pair turned by M_p: E_0 becomes E_p, and q . k depends on the offset "
                  "between the positions only")
     return _run("rope", fn, body)
+
+
+# --- the shift matrix of the concatenated layout -----------------------------------------------
+
+def _concatenated(num_positions: int, d_model: int) -> torch.Tensor:
+    """The sinusoidal table in the concatenated layout: all sines, then all cosines."""
+    table = _sinusoidal_encoding(num_positions, d_model, dtype=torch.float64)
+    return torch.cat([table[:, 0::2], table[:, 1::2]], dim=1)  # (L, d_model)
+
+
+def _shift(k: int, d_model: int, *, layout: str = "concatenated", sign: float = 1.0,
+           two: float = 2.0) -> torch.Tensor:
+    """M_k for ``layout`` ("concatenated" or "interleaved"), in float64; ``sign=-1`` turns
+    the other way and ``two=1`` uses 10000^(-i/d): the classic mistakes."""
+    half = d_model // 2
+    angle = sign * k * 10000.0 ** (-two * torch.arange(half, dtype=torch.float64) / d_model)
+    cos, sin = torch.diag(torch.cos(angle)), torch.diag(torch.sin(angle))  # (d/2, d/2)
+    blocks = torch.cat([torch.cat([cos, sin], 1), torch.cat([-sin, cos], 1)], 0)  # (d, d)
+    if layout == "concatenated":
+        return blocks
+    order = torch.cat([torch.arange(0, d_model, 2), torch.arange(1, d_model, 2)])
+    back = torch.argsort(order)
+    return blocks[back][:, back]  # rows and columns back in the interleaved order
+
+
+def _explain_shift(got: torch.Tensor, k: int, d_model: int, what: str) -> None:
+    if _matches(got, _shift(k, d_model, layout="interleaved"), atol=1e-6):
+        raise _CheckFailedError(
+            _("on {what} this is M_k of the interleaved layout, with its 2 x 2 blocks on the "
+              "diagonal: here pair i is columns i and i + d_model/2, so its cosines sit on the "
+              "diagonal and its sines d_model/2 columns away").format(what=what))
+    if _matches(got, _shift(k, d_model, sign=-1.0), atol=1e-6):
+        raise _CheckFailedError(
+            _("on {what} the matrix turns the other way: it maps E'_(p+k) to E'_p; transpose "
+              "it, or change the sign of its sines").format(what=what))
+    if _matches(got, _shift(k, d_model, two=1.0), atol=1e-6):
+        raise _CheckFailedError(
+            _("on {what} pair i turns at 10000^(-i/d): the angular frequency is "
+              "omega_i = 10000^(-2i/d)").format(what=what))
+
+
+def shift_matrix_concatenated(fn: Callable[[int, int], torch.Tensor]) -> CheckResult:
+    """Check ``fn(k, d_model)`` -> the ``(d_model, d_model)`` matrix ``M'_k`` with
+    ``E'[p + k] = M'_k E'[p]`` for every position p, ``E'`` being the sinusoidal table in the
+    concatenated layout: the sines of every pair in columns 0 to d_model/2 - 1, their
+    cosines in columns d_model/2 to d_model - 1 (pair i in columns i and i + d_model/2)."""
+    def body(f: Callable) -> str:
+        for k, d_model in ((1, 8), (3, 16), (40, 16), (0, 4)):
+            what = _("k = {k}, d_model = {d_model}").format(k=_num(k), d_model=_num(d_model))
+            got = _finite(_call(f, k, d_model, what=what), (d_model, d_model), what=what)
+            table = _concatenated(200, d_model)
+            moved = table[: len(table) - k] @ got.T  # M'_k E'_p for every p, as rows
+            try:
+                _compare(moved, table[k:], what=_("{what} (M'_k E'_p against E'_(p+k) for all "
+                                                   "p)").format(what=what), atol=1e-5)
+            except _CheckFailedError:
+                _explain_shift(got, k, d_model, what)
+                raise
+        return _("the rotation of each pair links columns i and i + d_model/2: the "
+                 "interleaved M_k with its rows and columns reordered")
+    return _run("shift_matrix_concatenated", fn, body)

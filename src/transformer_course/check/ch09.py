@@ -2,6 +2,10 @@
 
 * :func:`wordpiece`: WordPiece's greedy longest-match-first cut of one word.
 * :func:`mlm_mask`: BERT's masked-language-model corruption (15% chosen, then 80/10/10).
+* :func:`embedding_grad`: the gradient that an embedding lookup sends to its table, the
+  one-hot product of section 9.2 run backwards (rows of repeated ids add up).
+* :func:`max_pooling`: a sentence vector as the largest value of each feature over the real
+  tokens, where padding must lose every comparison.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from ._core import (
     _as_tensor,
     _call,
     _CheckFailedError,
+    _compare,
+    _ints,
     _kind,
     _num,
     _parts,
@@ -25,7 +31,7 @@ from ._core import (
     _shape,
 )
 
-__all__ = ["mlm_mask", "wordpiece"]
+__all__ = ["embedding_grad", "max_pooling", "mlm_mask", "wordpiece"]
 
 
 # --- WordPiece ------------------------------------------------------------------------------
@@ -303,3 +309,107 @@ def mlm_mask(fn: Callable[..., tuple]) -> CheckResult:
             rate=format_percent(0.15, 0), mask_share=format_percent(_SPLIT[0], 0),
             random_share=format_percent(_SPLIT[1], 0), kept_share=format_percent(_SPLIT[2], 0))
     return _run("mlm_mask", fn, body)
+
+
+# --- the gradient of an embedding lookup --------------------------------------------------------
+
+def _lookup_grad(ids: torch.Tensor, grad_output: torch.Tensor, vocab_size: int, *,
+                 reduce: str = "sum") -> torch.Tensor:
+    """d loss / d table for ``table[ids]``, in float64; ``reduce`` gives the classic mistakes:
+    ``"assign"`` keeps one gradient per repeated id, ``"mean"`` averages them."""
+    flat_ids = ids.reshape(-1)
+    flat = grad_output.reshape(-1, grad_output.shape[-1]).double()  # (N, d)
+    grad = torch.zeros(vocab_size, flat.shape[-1], dtype=torch.float64)
+    if reduce == "assign":
+        grad[flat_ids] = flat
+        return grad
+    grad.index_add_(0, flat_ids, flat)
+    if reduce == "mean":
+        counts = torch.bincount(flat_ids, minlength=vocab_size).clamp(min=1)
+        grad = grad / counts[:, None]
+    return grad
+
+
+def embedding_grad(fn: Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]) -> CheckResult:
+    """Check ``fn(ids, grad_output, vocab_size)`` -> the gradient of a loss with respect to an
+    embedding table of ``vocab_size`` rows, given the ids looked up (any shape) and the
+    gradient with respect to the looked-up vectors, ``(*ids.shape, d)``: row i is the sum of
+    the gradients of every position where id i was looked up, zero for the ids not used."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(90)
+        cases = [(torch.tensor([3, 0, 3, 9, 3]), 10, 4),
+                 (torch.tensor([[1, 2, 2], [7, 1, 0]]), 8, 3),
+                 (torch.tensor([[5]]), 6, 2)]
+        for ids, vocab_size, d in cases:
+            grad_output = torch.randn(*ids.shape, d, generator=g)
+            what = _("ids {ids}, a vocabulary of {size}").format(ids=_ints(ids.tolist()),
+                                                                size=_num(vocab_size))
+            got = _call(f, ids.clone(), grad_output.clone(), vocab_size, what=what)
+            expected = _lookup_grad(ids, grad_output, vocab_size)
+            try:
+                _compare(got, expected, what=what, atol=1e-5)
+            except _CheckFailedError:
+                if isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(expected.shape):
+                    got = _as_tensor(got, what=what).double()
+                    counts = torch.bincount(ids.reshape(-1), minlength=vocab_size)
+                    repeated = int(counts.argmax())
+                    for reduce, message in (
+                            ("assign", _("on {what} the row of id {id}, looked up {count} times, "
+                                         "holds only one of its gradients: the gradients of "
+                                         "every position that looked it up add up "
+                                         "(index_add_, or the transposed one-hot product)")),
+                            ("mean", _("on {what} the row of id {id}, looked up {count} times, "
+                                       "holds the mean of its gradients: they add up, as in "
+                                       "the product of the transposed one-hot matrix with "
+                                       "grad_output"))):
+                        if torch.allclose(got, _lookup_grad(ids, grad_output, vocab_size,
+                                                            reduce=reduce), atol=1e-5):
+                            raise _CheckFailedError(message.format(
+                                what=what, id=_num(repeated),
+                                count=_num(int(counts[repeated])))) from None
+                raise
+        return _("each row sums the gradients of the positions that looked it up; unused rows "
+                 "stay at zero")
+    return _run("embedding_grad", fn, body)
+
+
+# --- max pooling over the real tokens -----------------------------------------------------------
+
+def max_pooling(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> CheckResult:
+    """Check ``fn(hidden, attention_mask)`` -> ``(B, d)``: for each sequence and feature, the
+    largest value of ``hidden`` ``(B, L, d)`` over the real tokens (``attention_mask``
+    ``(B, L)``, 1 for real tokens), padding excluded, including for features whose real
+    values are all negative."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(91)
+        mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 0, 0, 0, 0]])
+        hidden = torch.randn(3, 5, 4, generator=g)
+        hidden[0, :3, :2] = -1.0 - hidden[0, :3, :2].abs()  # features whose real values are < 0
+        hidden[0, 3:] = 5.0 + hidden[0, 3:].abs()  # padding that would win every comparison
+        hidden[2, 1:] = 4.0
+        expected = hidden.masked_fill(mask[..., None] == 0, float("-inf")).amax(dim=1)
+        what = _("three sequences padded with {first}, {second} and {third} positions").format(
+            first=_num(2), second=_num(0), third=_num(4))
+        got = _call(f, hidden.clone(), mask.clone(), what=what)
+        if (isinstance(got, tuple) and len(got) == 2
+                and all(isinstance(part, torch.Tensor) for part in got)):
+            raise _CheckFailedError(
+                _("on {what} it returned two tensors, (values, indices), as torch.max(..., "
+                  "dim=...) does: return the values only").format(what=what))
+        try:
+            _compare(got, expected, what=what)
+        except _CheckFailedError:
+            if isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(expected.shape):
+                got = _as_tensor(got, what=what).double()
+                if torch.allclose(got, hidden.amax(dim=1).double()):
+                    raise _CheckFailedError(
+                        _("on {what} the padding positions took part: the maximum of the first "
+                          "sequence comes from its [PAD] positions").format(what=what)) from None
+                if torch.allclose(got, (hidden * mask[..., None]).amax(dim=1).double()):
+                    raise _CheckFailedError(
+                        _("on {what} multiplying by the mask puts zeros at the padding positions, "
+                          "and a zero beats the negative values of the real tokens: give the "
+                          "padding -inf instead (masked_fill)").format(what=what)) from None
+            raise
+        return _("the largest value of each feature over the real tokens; padding never wins")
+    return _run("max_pooling", fn, body)

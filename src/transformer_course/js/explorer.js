@@ -17,7 +17,8 @@
  * root's data-state attribute holds JSON {beta, hard, num_heads, head, scores, mask,
  * weights} for the head on show (head is 0-based; mask: true = may attend).
  *
- * This file is inlined in every explorer's HTML, so it may run several times on a page:
+ * This file is inlined in every explorer's HTML after common.js (numbers in the reader's
+ * format, DOM helpers), so it may run several times on a page:
  * it defines window.TcExplorer once and then mounts the explorer whose script is running
  * (or, where document.currentScript is not available, every explorer not yet mounted).
  * It uses no global id, and no other file or host.
@@ -76,81 +77,9 @@
       return out;
     }
 
-    // --- numbers in the reader's language -------------------------------------------------
-
-    function numbers(spec) {
-      var dec = spec.decimal || ".", grp = spec.group || "", minus = spec.minus || "-";
-
-      function localize(text) {
-        var sign = "";
-        if (text.charAt(0) === "-") { sign = minus; text = text.slice(1); }
-        var parts = text.split("."), whole = parts[0];
-        if (grp && whole.length > 3 && /^\d+$/.test(whole)) {
-          whole = whole.replace(/\B(?=(\d{3})+(?!\d))/g, grp);
-        }
-        return sign + whole + (parts.length > 1 ? dec + parts[1] : "");
-      }
-
-      function fixed(value, digits) {
-        var text = value.toFixed(digits);
-        if (/^-0(\.0*)?$/.test(text)) text = text.slice(1); // no "-0.00"
-        return localize(text);
-      }
-
-      function short(value) { // 3 significant digits, whole numbers kept whole
-        if (value === 0) return "0";
-        var a = Math.abs(value);
-        if (a >= 1e-3 && a < 1e15) {
-          var text = a >= 1000 ? Math.round(value).toString() : value.toPrecision(3);
-          if (text.indexOf("e") < 0 && text.indexOf(".") >= 0) {
-            text = text.replace(/0+$/, "").replace(/\.$/, "");
-          }
-          return localize(text);
-        }
-        var exp = value.toExponential(2).split("e");
-        var mantissa = exp[0].indexOf(".") >= 0 ?
-          exp[0].replace(/0+$/, "").replace(/\.$/, "") : exp[0];
-        return localize(mantissa) + "E" + exp[1].replace("+", "");
-      }
-
-      function escape(text) { return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
-
-      function parse(text) { // a reader's number: "0,5", "0.5", "1 000", "1e6" ...
-        var s = String(text).trim().replace(/[\s\u00a0\u202f]/g, "");
-        if (!s) return NaN;
-        if (grp && grp.trim() && grp !== dec && s.indexOf(grp) >= 0) {
-          var grouped = new RegExp("^[-+]?\\d{1,3}(" + escape(grp) + "\\d{3})+(" +
-            escape(dec) + "\\d*)?([eE][-+]?\\d+)?$");
-          if (grouped.test(s)) s = s.split(grp).join("");
-        }
-        if (dec !== "." && s.indexOf(".") < 0) s = s.replace(dec, ".");
-        if (s.indexOf(".") < 0 && s.split(",").length === 2) s = s.replace(",", ".");
-        s = s.replace(minus, "-");
-        if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(s)) return NaN;
-        return Number(s);
-      }
-
-      return { fixed: fixed, short: short, parse: parse };
-    }
-
-    // --- small DOM helpers ------------------------------------------------------------------
-
-    function el(tag, attrs, children) {
-      var node = document.createElement(tag);
-      if (attrs) {
-        Object.keys(attrs).forEach(function (key) {
-          var value = attrs[key];
-          if (value === null || value === undefined || value === false) return;
-          if (key === "text") node.textContent = value;
-          else if (key === "className") node.className = value;
-          else node.setAttribute(key, value === true ? "" : String(value));
-        });
-      }
-      (children || []).forEach(function (child) {
-        if (child) node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
-      });
-      return node;
-    }
+    // The shared helpers (common.js, inlined just before this file).
+    var C = window.TcCommon;
+    var numbers = C.numbers, el = C.el, fill = C.fill, blue = C.blue;
 
     var SVG = null; // the SVG namespace, read from the HTML parser (no URL in this file)
     function svg(tag, attrs, text) {
@@ -165,20 +94,6 @@
       return node;
     }
 
-    function fill(template, values) {
-      return String(template).replace(/\{(\w+)\}/g, function (whole, name) {
-        return Object.prototype.hasOwnProperty.call(values, name) ? values[name] : whole;
-      });
-    }
-
-    // white -> dark blue, like matplotlib's "Blues"
-    var BLUES = [[247, 251, 255], [198, 219, 239], [107, 174, 214], [33, 113, 181], [8, 48, 107]];
-    function blue(t) {
-      t = Math.max(0, Math.min(1, t)) * (BLUES.length - 1);
-      var i = Math.min(Math.floor(t), BLUES.length - 2), f = t - i, a = BLUES[i], b = BLUES[i + 1];
-      return "rgb(" + [0, 1, 2].map(function (k) { return Math.round(a[k] + f * (b[k] - a[k])); })
-        .join(",") + ")";
-    }
     function diverging(t) { // -1 blue, 0 white, +1 red
       t = Math.max(-1, Math.min(1, t));
       var c = t >= 0 ? [202, 0, 32] : [5, 113, 176], f = Math.abs(t);
@@ -587,23 +502,8 @@
       new Explorer(root, JSON.parse(data.textContent));
     }
 
-    function mountAll() {
-      var roots = document.querySelectorAll(".tc-explorer:not([data-tc-mounted])");
-      for (var i = 0; i < roots.length; i++) mount(roots[i]);
-    }
+    var boot = C.booter(".tc-explorer", mount);
 
-    function boot(script) {
-      var root = script && script.closest ? script.closest(".tc-explorer") : null;
-      if (root) {
-        mount(root);
-        return;
-      }
-      // No current script (some front ends): mount what is there, and look again once the
-      // front end has attached the output to the page.
-      mountAll();
-      [0, 100, 500, 2000].forEach(function (delay) { setTimeout(mountAll, delay); });
-    }
-
-    return { version: VERSION, boot: boot, mount: mount, mountAll: mountAll, attend: attend };
+    return { version: VERSION, boot: boot, mount: mount, attend: attend };
   }
 })();

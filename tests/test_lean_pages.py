@@ -1,0 +1,40 @@
+"""The book's pages carry only what they use (tools/sphinxext/coursebook_lean.py): the
+theme's icons as CSS masks drawn from Font Awesome's own SVGs, not its 1.5 MB script."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools" / "sphinxext"))
+import coursebook_lean as lean  # noqa: E402
+
+SVGS = ROOT / "node_modules" / lean.PACKAGE / "svgs"
+
+
+def test_icons_are_found_in_the_classes_a_page_uses():
+    html = ('<i class="fa-solid fa-bars"></i><span class="fab fa-github"></span>'
+            '<i class="theme-switch fa-solid fa-sun  fa-lg"></i><p class="other">x</p>')
+    assert lean._icons(html) == {("solid", "bars"), ("brands", "github"), ("solid", "sun")}
+
+
+def test_each_icon_becomes_a_mask_in_the_text_colour():
+    if not SVGS.is_dir():
+        pytest.fail(f"{SVGS} is missing: run `npm ci` (make setup does)")
+    css = lean.icon_css({("solid", "bars"), ("brands", "github")}, SVGS)
+    assert ":where(.fa-bars){display:inline-block;width:0.875em;" in css  # 448 x 512
+    assert css.count(";mask:url(\"data:image/svg+xml,") == 2  # and -webkit-mask
+    assert "background-color:currentColor" in css and "CC BY 4.0" in css
+    with pytest.raises(Exception, match="fa-no-such-icon"):
+        lean.icon_css({("solid", "no-such-icon")}, SVGS)
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "it"])
+def test_built_pages_load_no_font_awesome_script_search_index_or_thebe(site, lang):
+    for page in sorted((site / lang).glob("*.html")):
+        html = page.read_text(encoding="utf-8")
+        assert "fontawesome.js" not in html and "THEBE_JS_URL" not in html, page.name
+        assert ("searchindex.js" in html) == (page.name == "search.html"), page.name
+        assert "tex-chtml.js" not in html and ("mathjax/startup.js" in html), page.name
+    assert (site / lang / "_static" / "tc-icons.css").stat().st_size < 40_000

@@ -1,0 +1,69 @@
+"""What the notebook runners share (tools/colab_sim.py, tools/local_jupyter.py): the lying
+clock of the kernels, running a notebook to its first error, and the claims a run found to
+differ from the text."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CLOCK = ROOT / "tools" / "colab" / "lying_clock.py"
+
+
+def lying_clock(ipython_dir: Path, *, on: bool) -> None:
+    """Install (or remove) the lying clock as an IPython start-up file of the kernels that
+    use ``ipython_dir`` (their ``IPYTHONDIR``)."""
+    startup = ipython_dir / "profile_default" / "startup"
+    startup.mkdir(parents=True, exist_ok=True)
+    clock = startup / "01-lying-clock.py"
+    if on:
+        shutil.copy2(CLOCK, clock)
+    else:
+        clock.unlink(missing_ok=True)
+
+
+def seed_clock(lang: str, chapter: str) -> None:
+    """A seed of the lying clock per chapter, inherited by the kernel started next."""
+    os.environ["TC_LYING_CLOCK_SEED"] = str(int(hashlib.sha256(
+        f"{lang}/{chapter}".encode()).hexdigest()[:8], 16))
+
+
+def claims_that_differ(nb: dict) -> list[str]:
+    """The "this run differs from the text" notes that hidden checks displayed."""
+    notes = []
+    for cell in nb["cells"]:
+        for output in cell.get("outputs", []):
+            markup = output.get("data", {}).get("text/html", "")
+            markup = "".join(markup) if isinstance(markup, list) else markup
+            if "tc-claim-differs" in markup:
+                text = output["data"].get("text/plain", "")
+                notes.append("".join(text) if isinstance(text, list) else text)
+    return notes
+
+
+def execute(client: Any, nb: dict) -> tuple[float, str | None]:
+    """Run ``nb`` with an nbclient ``client``; returns the seconds it took and the first
+    error (None when every cell ran), the way a student's "Run all" stops."""
+    from nbclient.exceptions import CellExecutionError
+
+    start = time.perf_counter()
+    error = None
+    try:
+        client.execute()
+    except CellExecutionError as failure:
+        error = str(failure)[-3000:]
+    except Exception as failure:  # a dead kernel, a timeout: report it, go on
+        error = f"{type(failure).__name__}: {failure}"[-3000:]
+    seconds = time.perf_counter() - start
+    if error is None:  # an exception inside a display formatter does not stop the kernel
+        for index, cell in enumerate(nb["cells"]):
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "error" and error is None:
+                    error = (f"cell {index} shows {output.get('ename')}: "
+                             f"{output.get('evalue')}")
+    return seconds, error

@@ -1,0 +1,156 @@
+"""Lean pages: what every page of the book loads, cut to what it uses.
+
+A chapter page transferred 3.8 to 5.5 MB on first load; DESIGN section 7 allows 2.5 MB.
+Three things the theme and Jupyter Book put on every page go at the end of the build:
+
+**Icons.** The theme's icons as a few kilobytes of CSS instead of Font Awesome's 1.5 MB
+script.
+
+pydata-sphinx-theme draws its icons (``<i class="fa-solid fa-bars">``: the sidebar toggles,
+search, theme switch, download, launch, ...) by loading Font Awesome's JavaScript, which
+turns each ``<i>`` into an inline SVG: 1.49 MB on every page, the largest thing a chapter
+page loaded. This extension replaces it, at the end of the build, with
+``_static/tc-icons.css``: for each icon the written pages use, and only those, the SVG of
+the npm package ``@fortawesome/fontawesome-free`` (installed by ``npm ci``, the same icons)
+as a CSS mask painted in the text's colour, so that icons follow the theme's light and dark
+modes. The script tags are removed from the pages. The theme's icons drawn by CSS
+pseudo-elements keep using its own webfont, which the browser loads only when needed (the
+icon classes no longer ask for it).
+
+The theme also loads the search index (``searchindex.js``, ``searchtools.js``,
+``language_data.js``) on every page for its search-as-you-type dialog; with that option off
+(the default, and ours) the dialog only sends the reader to ``search.html``, so the three
+scripts are kept on that page alone.
+
+**MathJax.** sphinx-mathjax-offline serves MathJax's all-in-one ``tex-chtml.js`` (1.16 MB),
+426 KB of which is the right-click menu. The pages load MathJax's ``startup.js`` instead,
+with the same pieces but the menu: TeX input with the packages ``tex-chtml.js`` bundles
+(others load on demand through ``autoload``), CommonHTML output, and the hidden MathML that
+screen readers read (``a11y/assistive-mml``). About 780 KB.
+
+**sphinx-design.** Its style sheet and tab script (62 KB) are kept on the pages that use
+one of its components (``sd-`` classes) only.
+
+**Thebe.** Jupyter Book always adds sphinx-thebe, which writes its configuration on every
+page (with the address of its script on a CDN) and declares ``THEBE_JS_URL`` twice, a page
+error in every browser. With ``launch_buttons.thebe`` off (ours), nothing on the page can
+start it: its script, style and configuration are removed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import quote
+
+from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.errors import ExtensionError
+
+PACKAGE = "@fortawesome/fontawesome-free"
+STYLES = {"fa-solid": "solid", "fas": "solid", "fa-regular": "regular", "far": "regular",
+          "fa-brands": "brands", "fab": "brands"}
+# Classes that change an icon's size or behaviour rather than name one.
+MODIFIERS = frozenset({"fa-lg", "fa-xs", "fa-sm", "fa-xl", "fa-2x", "fa-3x", "fa-fw",
+                       "fa-spin", "fa-pulse", "fa-border", "fa-inverse", "fa-stack"})
+SCRIPT = re.compile(r'<(?:script[^>]*src|link[^>]*href)="[^"]*_static/scripts/fontawesome\.js'
+                    r'[^"]*"[^>]*>(?:</script>)?\n?')
+SEARCH = re.compile(r'\s*<script src="[^"]*(?:_static/searchtools\.js|_static/language_data\.js|'
+                    r'searchindex\.js)[^"]*"></script>')
+THEBE = re.compile(r'\s*<script>const THEBE_JS_URL = [^<]*</script>|'
+                   r'\s*<script[^>]*src="[^"]*_static/sphinx-thebe\.js[^"]*"[^>]*></script>|'
+                   r'\s*<link[^>]*href="[^"]*_static/sphinx-thebe\.css[^"]*"[^>]*/?>|'
+                   r'\s*<script type="text/x-thebe-config">.*?</script>', re.S)
+DESIGN = re.compile(r'\s*<(?:link[^>]*href="[^"]*_static/sphinx-design\.min\.css[^"]*"[^>]*/?>|'
+                    r'script[^>]*src="[^"]*_static/design-tabs\.js[^"]*"[^>]*></script>)')
+CLASS = re.compile(r'class="([^"]*\bfa-[^"]*)"')
+VIEWBOX = re.compile(r'viewBox="0 0 (\d+) (\d+)"')
+CSS_NAME = "tc-icons.css"
+
+
+# What tex-chtml.js bundles, but the menu (ui/menu).
+MATHJAX_TEX_PACKAGES = ["base", "ams", "newcommand", "noundefined", "require", "autoload",
+                        "configmacros"]
+MATHJAX_LOAD = ["input/tex-base", *(f"[tex]/{name}" for name in MATHJAX_TEX_PACKAGES[1:]),
+                "output/chtml", "a11y/assistive-mml"]
+
+
+def _configure(app: Sphinx, config: Config) -> None:
+    app.add_css_file(CSS_NAME)
+    if str(config.mathjax_path).endswith("mathjax/tex-chtml.js"):  # sphinx-mathjax-offline
+        config.mathjax_path = "mathjax/startup.js"
+        settings = dict(config.mathjax3_config or {})
+        settings["loader"] = {**settings.get("loader", {}), "load": MATHJAX_LOAD}
+        tex = dict(settings.get("tex", {}))
+        tex["packages"] = {"[+]": MATHJAX_TEX_PACKAGES[1:]}
+        settings["tex"] = tex
+        config.mathjax3_config = settings
+
+
+def _icons(html: str) -> set[tuple[str, str]]:
+    """The ``(style, name)`` of every Font Awesome icon a page uses."""
+    found = set()
+    for classes in CLASS.findall(html):
+        tokens = classes.split()
+        style = next((STYLES[t] for t in tokens if t in STYLES), "solid")
+        for token in tokens:
+            if token.startswith("fa-") and token not in STYLES and token not in MODIFIERS:
+                found.add((style, token[3:]))
+    return found
+
+
+def icon_css(icons: set[tuple[str, str]], svgs: Path) -> str:
+    """One zero-specificity rule per icon: the SVG as a mask over the text colour."""
+    rules = [f"/* Icons from Font Awesome Free ({PACKAGE}, CC BY 4.0), drawn as CSS masks. */",
+             ":where(.fa-lg){font-size:1.25em;line-height:.05em;vertical-align:-.075em}",
+             ":where(.fa-fw){text-align:center;width:1.25em}",
+             # The masks draw the icons: the classes need no webfont any more.
+             ".fa,.fa-solid,.fas,.fa-regular,.far,.fa-brands,.fab{font-family:inherit}"]
+    for style, name in sorted(icons):
+        path = svgs / style / f"{name}.svg"
+        if not path.exists():
+            raise ExtensionError(f"the theme uses the icon fa-{name} ({style}), which {path} "
+                                 "does not have")
+        svg = re.sub(r"<!--.*?-->", "", path.read_text(encoding="utf-8"))
+        width, height = (int(n) for n in VIEWBOX.search(svg).groups())
+        url = 'url("data:image/svg+xml,' + quote(svg, safe=" =:/<>") + '")'
+        rules.append(
+            f":where(.fa-{name}){{display:inline-block;width:{width / height:.4g}em;"
+            f"height:1em;vertical-align:-.125em;background-color:currentColor;"
+            f"-webkit-mask:{url} center/contain no-repeat;mask:{url} center/contain no-repeat}}")
+    return "\n".join(rules) + "\n"
+
+
+def _lighten(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    outdir = Path(app.outdir)
+    svgs = Path(app.config.tc_node_modules) / PACKAGE / "svgs"
+    if not svgs.is_dir():
+        raise ExtensionError(f"{svgs} is missing: run `npm ci` at the repository root "
+                             "(make book does)")
+    search_as_you_type = str(app.config.html_theme_options.get("search_as_you_type", False))
+    launch = app.config.html_theme_options.get("launch_buttons") or {}
+    thebe = bool(launch.get("thebe", False))
+    used: set[tuple[str, str]] = set()
+    for page in outdir.rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        used |= _icons(html)
+        lean = SCRIPT.sub("", html)
+        if page.name != "search.html" and search_as_you_type.lower() != "true":
+            lean = SEARCH.sub("", lean)
+        if not thebe:
+            lean = THEBE.sub("", lean)
+        if 'class="sd-' not in lean and "class='sd-" not in lean:
+            lean = DESIGN.sub("", lean)
+        if lean != html:
+            page.write_text(lean, encoding="utf-8")
+    (outdir / "_static" / CSS_NAME).write_text(icon_css(used, svgs), encoding="utf-8")
+    for leftover in (outdir / "_static" / "scripts").glob("fontawesome.js*"):
+        leftover.unlink()
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("config-inited", _configure)
+    app.connect("build-finished", _lighten)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
