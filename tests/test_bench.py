@@ -68,3 +68,59 @@ def test_generate_benchmark_uses_chapter_10s_model():
         call = ast.parse(lines[0].split("#")[0]).body[0].value
         config = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
         assert config == bench.LM_CONFIG, f"{lang}: {config} != {bench.LM_CONFIG}"
+
+
+def _chapter_8_fit_call(lang):
+    """The keywords of the dates lab's training.fit call in chapter 8, and its batch size."""
+    root = Path(__file__).resolve().parent.parent
+    cells = json.loads((root / "book" / lang / "08_decoder.ipynb").read_text())["cells"]
+    sources = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    lab = [s for s in sources if "dates_model = tc.Transformer(" in s]
+    assert len(lab) == 1, f"{lang}: {len(lab)} lab cells"
+    tree = ast.parse(lab[0])
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+             and ast.unparse(node.func) in ("training.fit", "tc.Transformer")]
+    fit = next(c for c in calls if ast.unparse(c.func) == "training.fit")
+    model = next(c for c in calls if ast.unparse(c.func) == "tc.Transformer")
+    batches = ast.unparse(fit.args[1])
+    return ({k.arg: ast.unparse(k.value) for k in fit.keywords},
+            {k.arg: ast.literal_eval(k.value) for k in model.keywords}, batches)
+
+
+def test_bench_dates_measures_chapter_8s_recipe():
+    """`bench dates` trains the model and the recipe of chapter 8's lab, in every language."""
+    if not (Path(__file__).resolve().parent.parent / "book").is_dir():
+        pytest.skip("needs the chapters of a checkout (the sdist ships the package's tests only)")
+    for lang in ("en", "fr", "it"):
+        keywords, config, batches = _chapter_8_fit_call(lang)
+        assert config == bench.DATES_CONFIG, f"{lang}: {config}"
+        recipe = bench.DATES_RECIPE
+        assert f", {recipe['batch_size']}, seed=epoch)" in batches, f"{lang}: {batches}"
+        assert ast.literal_eval(keywords["lr"]) == recipe["lr"], f"{lang}: {keywords}"
+        assert ast.literal_eval(keywords["eval_every"]) == recipe["eval_every"]
+        assert keywords["evaluate"] == "teacher_forced_exact_match"
+        assert ast.literal_eval(keywords["target"]) == 0.99
+        schedule = keywords.get("schedule")
+        expected = recipe.get("schedule")
+        if expected is None:
+            assert schedule is None, f"{lang}: {schedule}"
+        else:
+            assert schedule == f"training.warmup_cosine({expected[0]}, {expected[1]})", schedule
+        assert "optimizer" not in keywords and "clip_grad" not in keywords  # fit's Adam, clip 1
+
+
+def test_both_dates_recipes_run_and_stop_at_their_target(monkeypatch):
+    src_tok, tgt_tok = tc.data.date_tokenizers()
+    monkeypatch.setitem(bench.DATES_RECIPE, "eval_every", 2)
+    monkeypatch.setitem(bench.PLAIN_RECIPE, "eval_every", 3)
+    monkeypatch.setattr(bench, "DATES_TRAIN", 300)
+    monkeypatch.setattr(bench, "DATES_HELD_OUT", 20)
+    small = dict(d_model=16, num_heads=2, num_layers=1, d_ff=32, dropout=0.0)
+    torch.manual_seed(0)
+    lab = bench.train_dates_lab(tc.Transformer(len(src_tok), len(tgt_tok), **small),
+                                target=0.0, progress=False)
+    plain = bench.train_dates_plain(bench.TorchSeq2Seq(len(src_tok), len(tgt_tok), **small),
+                                    target=0.0)
+    assert lab.reached_target and lab.steps == 2 and lab.evaluations[-1][0] == 2
+    assert plain.reached_target and plain.steps == 3 and plain.evaluations[0][0] == 3
+    assert lab.seconds > 0 and plain.seconds > 0

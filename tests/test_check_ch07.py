@@ -25,7 +25,56 @@ def encoder_layer_parameters(d_model, num_heads, d_ff):
     return attention + ffn + 4 * d_model  # two LayerNorms: gamma and beta each
 
 
+def fold_layer_norm(gamma, beta, weight, bias):
+    return weight * gamma, weight @ beta + bias
+
+
+def neighbour_feed_forward(x, w1, b1, w2, b2):
+    padded = F.pad(x, (0, 0, 1, 1))                       # a zero before and after, (B, L + 2, d)
+    hidden = (padded[:, :-2] @ w1[:, :, 0].T + padded[:, 1:-1] @ w1[:, :, 1].T
+              + padded[:, 2:] @ w1[:, :, 2].T + b1)
+    return F.relu(hidden) @ w2.T + b2
+
+
+def masked_mean_pool(hidden, keep):
+    weights = keep[..., None].to(hidden.dtype)
+    return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1)
+
+
 CASES = {
+    "fold_layer_norm": (fold_layer_norm, [
+        (lambda g, b, w, c: (w, w @ b + c), ["columns"]),
+        (lambda g, b, w, c: (w * g, c), ["W beta"]),
+        (lambda g, b, w, c: (w * g, w @ b), ["own bias"]),
+        (lambda g, b, w, c: (w * g, (w * g) @ b + c), ["not scaled"]),
+        (lambda g, b, w, c: (w * g, b + c) if b.shape == c.shape else (w * g, w @ b + c),
+         ["through the weight"]),
+        (lambda g, b, w, c: (g[:, None] * w, w @ b + c) if w.shape[0] == w.shape[1]
+         else (w * g, w @ b + c), ["rows"]),
+        (lambda g, b, w, c: (w * g,), ["(new_weight, new_bias)"]),
+        (lambda g, b, w, c: (w * g * 1.01, w @ b + c), ["off by"]),
+    ]),
+    "neighbour_feed_forward": (neighbour_feed_forward, [
+        (lambda x, w1, b1, w2, b2: neighbour_feed_forward(x, w1.flip(-1), b1, w2, b2),
+         ["flipped"]),
+        (lambda x, w1, b1, w2, b2: F.relu(
+            x.roll(1, 1) @ w1[:, :, 0].T + x @ w1[:, :, 1].T + x.roll(-1, 1) @ w1[:, :, 2].T
+            + b1) @ w2.T + b2, ["wraps around"]),
+        (lambda x, w1, b1, w2, b2: F.relu(x @ w1[:, :, 1].T + b1) @ w2.T + b2,
+         ["kernel-size-1"]),
+        (lambda x, w1, b1, w2, b2: neighbour_feed_forward(x, w1, b1, w2, b2) - b2,
+         ["off by"]),
+        (lambda x, w1, b1, w2, b2: neighbour_feed_forward(x, w1, b1, w2, b2)[:, 1:],
+         ["shape"]),
+    ]),
+    "masked_mean_pool": (masked_mean_pool, [
+        (lambda h, k: h.mean(1), ["averaged in"]),
+        (lambda h, k: (h * k[..., None]).sum(1) / h.shape[1], ["divided by the length"]),
+        (lambda h, k: h.sum(1) / k.sum(1, keepdim=True).clamp(min=1), ["summed in"]),
+        (lambda h, k: (h * k[..., None]).sum(1) / k.sum(1, keepdim=True), ["0 / 0"]),
+        (lambda h, k: masked_mean_pool(h, k)[:, None], ["shape"]),
+    ]),
+
     "rms_norm": (rms_norm, [
         (lambda x, g, eps: F.layer_norm(x, x.shape[-1:], g, None, eps), ["LayerNorm", "mean"]),
         (lambda x, g, eps: g * x / (x.pow(2).mean(-1, keepdim=True).sqrt() + eps),
@@ -103,6 +152,9 @@ def test_integral_answers_of_any_kind_pass_the_count():
 
 
 def test_float64_answers_pass():
+    assert check.fold_layer_norm(lambda g, b, w, c: fold_layer_norm(g.double(), b.double(),
+                                                                     w.double(), c.double()))
+    assert check.masked_mean_pool(lambda h, k: masked_mean_pool(h.double(), k))
     assert check.rms_norm(lambda x, g, eps: rms_norm(x.double(), g.double(), eps))
     assert check.gated_feed_forward(
         lambda x, wg, wu, wd: gated_feed_forward(x.double(), wg.double(), wu.double(),
@@ -160,3 +212,27 @@ def test_checkers_leave_the_random_state_alone():
     for name, (right, _) in CASES.items():
         getattr(check, name)(right)
     assert torch.equal(torch.rand(3), expected)
+
+
+def test_the_chapter_7_solutions_agree_with_pytorch():
+    """The folding is exact, the neighbour network is a Conv1d, the pool is the package's."""
+    torch.manual_seed(0)
+    norm, linear = torch.nn.LayerNorm(6), torch.nn.Linear(6, 4)
+    torch.nn.init.normal_(norm.weight)
+    torch.nn.init.normal_(norm.bias)
+    x = torch.randn(3, 6)
+    w, b = fold_layer_norm(norm.weight, norm.bias, linear.weight, linear.bias)
+    torch.testing.assert_close(F.layer_norm(x, (6,)) @ w.T + b, linear(norm(x)))
+    conv = torch.nn.Conv1d(4, 8, 3, padding=1)
+    out = torch.nn.Linear(8, 4)
+    x = torch.randn(2, 5, 4)
+    expected = out(F.relu(conv(x.transpose(1, 2))).transpose(1, 2))
+    torch.testing.assert_close(neighbour_feed_forward(x, conv.weight, conv.bias, out.weight,
+                                                      out.bias), expected)
+    model = tc.TransformerClassifier(20, 2, d_model=8, num_heads=2, num_layers=1, d_ff=16,
+                                     pooling="mean").eval()
+    model.head = torch.nn.Identity()
+    ids = torch.tensor([[5, 6, 7, 0], [8, 9, 0, 0]])
+    keep = ids != 0
+    hidden = model.encoder(model.positional(model.embed(ids)), mask=keep[:, None, None, :])
+    torch.testing.assert_close(masked_mean_pool(hidden, keep), model(ids))

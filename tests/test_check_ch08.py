@@ -179,10 +179,147 @@ def test_word_alignment_explains_typical_mistakes(wrong, words):
     assert words in result.message, result.message
 
 
+# --- teacher forcing for a decoder-only model -------------------------------------------------
+
+def _decoder_only(ignored=None, shift=True, ignore_value=-100, eos=True):
+    def fn(src, tgt, sep_id, eos_id):
+        batch = src.shape[0]
+        parts = [src, torch.full((batch, 1), sep_id), tgt]
+        if eos:
+            parts.append(torch.full((batch, 1), eos_id))
+        sequence = torch.cat(parts, dim=1)
+        inputs = sequence[:, :-1] if eos else sequence
+        targets = (sequence[:, 1:] if shift else sequence[:, :-1]).clone()
+        targets[:, :src.shape[1] if ignored is None else ignored(src.shape[1])] = ignore_value
+        return inputs, targets
+    return fn
+
+
+def test_decoder_only_batch_accepts_the_right_answer():
+    result = ch08.decoder_only_batch(_decoder_only())
+    assert result.passed, result.message
+    src, tgt = torch.tensor([[5, 6, 7]]), torch.tensor([[8, 9]])
+    inputs, targets = _decoder_only()(src, tgt, 1, 2)
+    assert inputs.tolist() == [[5, 6, 7, 1, 8, 9]]
+    assert targets.tolist() == [[-100, -100, -100, 8, 9, 2]]
+
+
+@pytest.mark.parametrize(("wrong", "words"), [
+    (_decoder_only(ignored=lambda n: 0), "no target is ignored"),
+    (_decoder_only(ignored=lambda n: n + 1), "one target too many"),
+    (_decoder_only(ignored=lambda n: n - 1), "<sep>, is not ignored"),
+    (_decoder_only(shift=False), "shifted by one"),
+    (_decoder_only(ignore_value=0), "-100"),
+    (_decoder_only(eos=False), "<eos>"),
+    (lambda src, tgt, s, e: _decoder_only()(src, tgt, s, e)[1], "(inputs, targets)"),
+])
+def test_decoder_only_batch_explains_typical_mistakes(wrong, words):
+    result = ch08.decoder_only_batch(wrong)
+    assert not result.passed
+    assert words in result.message, result.message
+
+
+# --- cross-attention to a padded memory -------------------------------------------------------
+
+def _padded(mode="right", scale=None):
+    def fn(y, memory, keep, w_q, w_k, w_v):
+        q, k, v = y @ w_q.T, memory @ w_k.T, memory @ w_v.T
+        d = {None: q.shape[-1], "y": y.shape[-1], "none": 1}[scale]
+        scores = q @ k.transpose(-2, -1) / math.sqrt(d)             # (B, L_out, L_in)
+        blocked = ~keep[:, None, :]
+        if mode == "right":
+            scores = scores.masked_fill(blocked, float("-inf"))
+        elif mode == "zero":
+            scores = scores.masked_fill(blocked, 0.0)
+        elif mode == "inverted":
+            scores = scores.masked_fill(~blocked, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        if mode == "after":
+            weights = weights * ~blocked
+        return weights @ v
+    return fn
+
+
+def test_padded_cross_attention_accepts_the_right_answer_and_matches_the_package():
+    assert ch08.padded_cross_attention(_padded()).passed
+    y, memory = torch.randn(2, 3, 8), torch.randn(2, 5, 8)
+    keep = torch.tensor([[True] * 5, [True, True, False, False, False]])
+    w = [torch.randn(8, 8) for _ in range(3)]
+    expected, _ = tc.attention(y @ w[0].T, memory @ w[1].T, memory @ w[2].T,
+                               mask=keep[:, None, :])
+    torch.testing.assert_close(_padded()(y, memory, keep, *w), expected)
+
+
+@pytest.mark.parametrize(("wrong", "words"), [
+    (_padded(mode="none"), "not masked"),
+    (_padded(mode="zero"), "-inf"),
+    (_padded(mode="after"), "sum to 1"),
+    (_padded(mode="inverted"), "reversed"),
+    (_padded(scale="y"), "width of y"),
+    (_padded(scale="none"), "not scaled"),
+])
+def test_padded_cross_attention_explains_typical_mistakes(wrong, words):
+    result = ch08.padded_cross_attention(wrong)
+    assert not result.passed
+    assert words in result.message, result.message
+
+
+# --- constrained greedy decoding --------------------------------------------------------------
+
+def _constrained(fill=float("-inf"), constrain=True, keep_bos=False, as_float=False,
+                 shift=0):
+    def fn(model, src, bos_id, allowed):
+        src_mask = model.source_mask(src)
+        memory = model.encode(src, src_mask=src_mask)
+        out = torch.full((src.shape[0], 1), bos_id)
+        for t in range(allowed.shape[0]):
+            logits = model.decode(out, memory, src_mask=src_mask)[:, -1]
+            if constrain:
+                row = allowed[(t + shift) % allowed.shape[0]]
+                logits = (logits.masked_fill(~row, fill) if fill != 0
+                          else logits * row)
+            out = torch.cat([out, logits.argmax(-1, keepdim=True)], dim=1)
+        result = out if keep_bos else out[:, 1:]
+        return result.float() if as_float else result
+    return fn
+
+
+def test_constrained_greedy_accepts_the_right_answer():
+    result = ch08.constrained_greedy(_constrained())
+    assert result.passed, result.message
+
+
+def test_constrained_greedy_with_everything_allowed_is_greedy_decoding():
+    model, src, _ = ch08._constrained_problem()
+    allowed = torch.ones(6, 10, dtype=torch.bool)
+    with torch.no_grad():
+        got = _constrained()(model, src, 1, allowed)
+        # greedy_decode stops at <eos>: compare with no <eos> id that the model ever writes
+        plain = model.greedy_decode(src, bos_id=1, eos_id=9, max_len=6)
+    if plain.shape == got.shape and not bool((plain == 9).any()):
+        assert torch.equal(got, plain)
+    assert torch.equal(got, _constrained(constrain=False)(model, src, 1, allowed))
+
+
+@pytest.mark.parametrize(("wrong", "words"), [
+    (_constrained(constrain=False), "plain greedy"),
+    (_constrained(fill=0.0), "score of 0"),
+    (_constrained(keep_bos=True), "<bos>"),
+    (_constrained(as_float=True), "must be integers"),
+    (_constrained(fill=-1.0), "score of 0"),
+    (_constrained(shift=1), "forbids"),
+])
+def test_constrained_greedy_explains_typical_mistakes(wrong, words):
+    result = ch08.constrained_greedy(wrong)
+    assert not result.passed
+    assert words in result.message, result.message
+
+
 # --- every checker survives junk ------------------------------------------------------------
 
 @pytest.mark.parametrize("checker", [ch08.scheduled_sampling, ch08.cross_attention_widths,
-                                     ch08.word_alignment])
+                                     ch08.word_alignment, ch08.decoder_only_batch,
+                                     ch08.padded_cross_attention, ch08.constrained_greedy])
 @pytest.mark.parametrize("junk", JUNK)
 def test_checkers_fail_on_junk_without_crashing(checker, junk):
     result = checker(junk)

@@ -2,7 +2,11 @@
 
 * :func:`rms_norm`: RMSNorm, LayerNorm without the centring and without the shift.
 * :func:`gated_feed_forward`: the SwiGLU variant of the position-wise feed-forward network.
-* :func:`encoder_layer_parameters`: how many parameters an encoder layer holds.
+* :func:`encoder_layer_parameters`: how many parameters an encoder layer holds;
+* :func:`fold_layer_norm`: LayerNorm's gamma and beta folded into the linear layer after it;
+* :func:`neighbour_feed_forward`: a feed-forward network whose first layer is a 1-D
+  convolution of kernel size 3, written without a convolution;
+* :func:`masked_mean_pool`: the mean of an encoder's outputs over the real tokens only.
 """
 
 from __future__ import annotations
@@ -17,16 +21,25 @@ import torch.nn.functional as F
 from ..i18n import gettext as _
 from ._core import (
     CheckResult,
+    _as_tensor,
     _call,
     _CheckFailedError,
     _compare,
     _kind,
     _num,
+    _parts,
     _run,
     _shape,
 )
 
-__all__ = ["encoder_layer_parameters", "gated_feed_forward", "rms_norm"]
+__all__ = [
+    "encoder_layer_parameters",
+    "fold_layer_norm",
+    "gated_feed_forward",
+    "masked_mean_pool",
+    "neighbour_feed_forward",
+    "rms_norm",
+]
 
 
 def _matches(got: object, wrong: torch.Tensor, atol: float) -> bool:
@@ -228,3 +241,191 @@ def encoder_layer_parameters(fn: Callable[[int, int, int], int]) -> CheckResult:
         return _("4 (d^2 + d) for attention, 2 d d_ff + d_ff + d for the feed-forward "
                  "network, 4 d for the LayerNorms; the number of heads changes nothing")
     return _run("encoder_layer_parameters", fn, body)
+
+
+# --- folding LayerNorm into the next linear layer -------------------------------------------
+
+def _fold_cases() -> list[tuple[str, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]]:
+    g = torch.Generator().manual_seed(72)
+    cases = []
+    for d, k in ((6, 4), (5, 5), (8, 12)):
+        gamma = torch.randn(d, generator=g) * 0.5 + 1
+        beta = torch.randn(d, generator=g)
+        weight = torch.randn(k, d, generator=g) / math.sqrt(d)
+        bias = torch.randn(k, generator=g)
+        what = _("a LayerNorm of width {d} followed by a linear layer {d} -> {k}").format(
+            d=_num(d), k=_num(k))
+        cases.append((what, gamma, beta, weight, bias))
+    return cases
+
+
+def _explain_fold(got_w: torch.Tensor, got_b: torch.Tensor, gamma: torch.Tensor,
+                  beta: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
+                  what: str) -> None:
+    """Name the classic folding mistakes before the generic comparison."""
+    g, b, w, c = (t.double() for t in (gamma, beta, weight, bias))
+    right_w, right_b = w * g, w @ b + c
+
+    def same(got: torch.Tensor, wrong: torch.Tensor, right: torch.Tensor) -> bool:
+        return (not torch.allclose(wrong, right, atol=1e-6)
+                and _matches(got, wrong, 1e-5))
+
+    if same(got_w, w, right_w):
+        raise _CheckFailedError(_("on {what} the weight is the linear layer's own: gamma "
+                                  "scales each input feature, so it multiplies the columns "
+                                  "of the weight").format(what=what))
+    if got_w.shape == w.T.shape == w.shape and same(got_w, g[:, None] * w, right_w):
+        raise _CheckFailedError(_("on {what} gamma multiplies the rows of the weight; it "
+                                  "scales the input features, which are its columns")
+                                .format(what=what))
+    if not _matches(got_w, right_w, 1e-5):
+        return
+    wrongs = [
+        (c, _("on {what} the bias misses W beta: the shift beta also goes through the "
+              "linear layer")),
+        (w @ b, _("on {what} the bias misses the linear layer's own bias")),
+        ((w * g) @ b + c, _("on {what} the bias is W (gamma * beta) + b: beta is added after "
+                            "gamma, so it is not scaled by it; the bias is W beta + b")),
+    ]
+    if b.shape == c.shape:
+        wrongs.append((b + c, _("on {what} beta is added to the bias as it is: it must first "
+                                "go through the weight, W beta + b")))
+    for wrong, message in wrongs:
+        if same(got_b, wrong, right_b):
+            raise _CheckFailedError(message.format(what=what))
+
+
+def fold_layer_norm(fn: Callable[..., tuple]) -> CheckResult:
+    """Check ``fn(gamma, beta, weight, bias)`` -> ``(new_weight, new_bias)`` such that
+    ``normalised @ new_weight.T + new_bias == linear(gamma * normalised + beta)`` for every
+    normalised vector: ``new_weight = weight * gamma`` (each column scaled) and
+    ``new_bias = weight @ beta + bias``."""
+    def body(f: Callable) -> str:
+        probe = torch.randn(7, 12, generator=torch.Generator().manual_seed(73))
+        for what, gamma, beta, weight, bias in _fold_cases():
+            got = _parts(_call(f, gamma.clone(), beta.clone(), weight.clone(), bias.clone(),
+                               what=what), 2, "(new_weight, new_bias)", what=what)
+            got_w = _as_tensor(got[0], what=what)
+            got_b = _as_tensor(got[1], what=what)
+            _explain_fold(got_w, got_b, gamma, beta, weight, bias, what)
+            _compare(got_w, weight.double() * gamma.double(), what=what, atol=1e-5)
+            _compare(got_b, weight.double() @ beta.double() + bias.double(), what=what,
+                     atol=1e-5)
+            normalised = F.layer_norm(probe[:, :gamma.shape[0]].double(), gamma.shape)
+            expected = F.linear(normalised * gamma.double() + beta.double(), weight.double(),
+                                bias.double())
+            _compare(normalised @ got_w.double().T + got_b.double(), expected, what=what,
+                     atol=1e-5)
+        return _("gamma scales the columns of the weight, and beta goes through it into the "
+                 "bias: W diag(gamma), W beta + b")
+    return _run("fold_layer_norm", fn, body)
+
+
+# --- a feed-forward network that sees its neighbours -----------------------------------------
+
+def _neighbour_reference(x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor,
+                         w2: torch.Tensor, b2: torch.Tensor, *, flip: bool = False,
+                         wrap: bool = False, centre_only: bool = False) -> torch.Tensor:
+    """The right answer (``conv1d`` with zero padding) and the classic mistakes."""
+    x, w1, b1, w2, b2 = (t.double() for t in (x, w1, b1, w2, b2))
+    kernel = w1.flip(-1) if flip else w1
+    if centre_only:
+        kernel = torch.zeros_like(kernel)
+        kernel[..., 1] = w1[..., 1]
+    inputs = x.transpose(1, 2)  # (B, d_model, L)
+    if wrap:
+        inputs = torch.cat([inputs[..., -1:], inputs, inputs[..., :1]], dim=-1)
+        hidden = F.conv1d(inputs, kernel, b1)
+    else:
+        hidden = F.conv1d(inputs, kernel, b1, padding=1)
+    return F.relu(hidden).transpose(1, 2) @ w2.T + b2  # (B, L, d_model)
+
+
+def neighbour_feed_forward(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """Check ``fn(x, w1, b1, w2, b2)`` -> ``relu(conv(x) + b1) W2^T + b2`` for ``x (B, L,
+    d_model)``, where the first layer is a 1-D convolution of kernel size 3 with zero
+    padding, in PyTorch's layout: ``w1 (d_ff, d_model, 3)``, ``w1[:, :, 0]`` reading
+    position ``i - 1``, ``w1[:, :, 1]`` position ``i`` and ``w1[:, :, 2]`` position
+    ``i + 1``; ``w2 (d_model, d_ff)`` is a position-wise linear layer."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(74)
+        for shape, d_ff in (((2, 5, 4), 8), ((1, 1, 3), 6), ((3, 6, 2), 5)):
+            d_model = shape[-1]
+            x = torch.randn(*shape, generator=g)
+            w1 = torch.randn(d_ff, d_model, 3, generator=g) / math.sqrt(3 * d_model)
+            b1 = torch.randn(d_ff, generator=g) * 0.1
+            w2 = torch.randn(d_model, d_ff, generator=g) / math.sqrt(d_ff)
+            b2 = torch.randn(d_model, generator=g) * 0.1
+            what = _("x {shape} with d_ff = {d_ff}").format(shape=_shape(shape),
+                                                            d_ff=_num(d_ff))
+            args = (x, w1, b1, w2, b2)
+            got = _call(f, *(t.clone() for t in args), what=what)
+            expected = _neighbour_reference(*args)
+            _name_mistake(got, expected, [
+                (_neighbour_reference(*args, flip=True),
+                 _("on {what} the kernel is flipped: w1[:, :, 0] reads the previous position "
+                   "i - 1 and w1[:, :, 2] the next one, as nn.Conv1d does")),
+                (_neighbour_reference(*args, wrap=True),
+                 _("on {what} the sequence wraps around (torch.roll?): the first position "
+                   "has no previous one and the last no next one, they see zeros")),
+                (_neighbour_reference(*args, centre_only=True),
+                 _("on {what} only w1[:, :, 1] is used: that is the kernel-size-1 network of "
+                   "section 7.5; the outer taps read the neighbours")),
+            ], what)
+            _compare(got, expected, what=what, atol=1e-4)
+        return _("each position reads itself and its two neighbours (zeros beyond the ends), "
+                 "then the same two-layer network as before")
+    return _run("neighbour_feed_forward", fn, body)
+
+
+# --- mean pooling over real tokens -----------------------------------------------------------
+
+def _pool_cases() -> list[tuple[str, torch.Tensor, torch.Tensor]]:
+    g = torch.Generator().manual_seed(75)
+    hidden = torch.randn(3, 5, 4, generator=g) + 2.0  # padding positions hold numbers too
+    keep = torch.tensor([[True] * 5, [True, True, True, False, False],
+                         [True, False, False, False, False]])
+    empty = torch.randn(2, 3, 4, generator=g) - 1.0
+    none = torch.tensor([[True, True, False], [False, False, False]])
+    return [(_("a batch of 3 sequences, two of them padded"), hidden, keep),
+            (_("a batch whose second sequence is all padding"), empty, none)]
+
+
+def _pool_reference(hidden: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    weights = keep.double()[..., None]  # (B, L, 1)
+    return (hidden.double() * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+
+
+def masked_mean_pool(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> CheckResult:
+    """Check ``fn(hidden, keep)`` -> ``(B, d_model)``: the mean of ``hidden (B, L, d_model)``
+    over the positions where ``keep (B, L)`` is True; a sequence with no real token pools
+    to zeros (``TransformerClassifier(pooling="mean")``)."""
+    def body(f: Callable) -> str:
+        for what, hidden, keep in _pool_cases():
+            h = hidden.double()
+            count = keep.double().sum(1, keepdim=True)  # (B, 1)
+            expected = _pool_reference(hidden, keep)
+            got = _call(f, hidden.clone(), keep.clone(), what=what)
+            got_tensor = _as_tensor(got, what=what)
+            if got_tensor.shape == expected.shape and not bool(
+                    torch.isfinite(got_tensor.double()).all()):
+                row = int((~torch.isfinite(got_tensor.double())).any(-1).nonzero()[0])
+                if not bool(keep[row].any()):
+                    raise _CheckFailedError(_(
+                        "on {what} the sequence {row} has no real token and pools to "
+                        "{value}: 0 / 0; give it zeros (clamp the count to at least 1)")
+                        .format(what=what, row=_num(row), value=_num(float("nan"))))
+            _name_mistake(got, expected, [
+                (h.mean(1), _("on {what} the padding positions are averaged in: take the "
+                              "mean over the real tokens only")),
+                ((h * keep.double()[..., None]).sum(1) / h.shape[1],
+                 _("on {what} the sum over the real tokens is divided by the length L, "
+                   "padding included: divide by the number of real tokens")),
+                (h.sum(1) / count.clamp(min=1.0),
+                 _("on {what} the padding positions are summed in: mask them before the "
+                   "sum")),
+            ], what)
+            _compare(got_tensor, expected, what=what, atol=1e-5)
+        return _("the mean over the real tokens only: a padded sequence pools exactly as "
+                 "it would alone")
+    return _run("masked_mean_pool", fn, body)

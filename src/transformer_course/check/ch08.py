@@ -4,7 +4,12 @@
   classic remedy for exposure bias;
 * :func:`cross_attention_widths`: multi-head cross-attention from a memory whose width is
   not the decoder's (``kdim = vdim != d_model``), written from its weights;
-* :func:`word_alignment`: read a character-level cross-attention map word by word.
+* :func:`word_alignment`: read a character-level cross-attention map word by word;
+* :func:`decoder_only_batch`: teacher forcing for a decoder-only model that reads the
+  source and writes the target in one sequence, the loss on the target only;
+* :func:`padded_cross_attention`: cross-attention to a padded memory (chapter 5's padding
+  mask, on the keys of another sequence);
+* :func:`constrained_greedy`: greedy decoding restricted, step by step, to allowed tokens.
 """
 
 from __future__ import annotations
@@ -26,11 +31,19 @@ from ._core import (
     _compare,
     _ints,
     _num,
+    _parts,
     _run,
     _shape,
 )
 
-__all__ = ["cross_attention_widths", "scheduled_sampling", "word_alignment"]
+__all__ = [
+    "constrained_greedy",
+    "cross_attention_widths",
+    "decoder_only_batch",
+    "padded_cross_attention",
+    "scheduled_sampling",
+    "word_alignment",
+]
 
 
 def _integer_ids(got: object, expected: torch.Tensor, *, what: str) -> torch.Tensor:
@@ -333,3 +346,255 @@ def word_alignment(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> 
         return _("each output row goes to the word with the most weight in total, characters "
                  "outside words ignored, ties to the first word")
     return _run("word_alignment", fn, body)
+
+
+# --- teacher forcing for a decoder-only model --------------------------------------------------
+
+IGNORE = -100  # F.cross_entropy's default ignore_index
+
+
+def _decoder_only_reference(src: torch.Tensor, tgt: torch.Tensor, sep_id: int, eos_id: int,
+                            *, ignored: int | None = None, shift: bool = True
+                            ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The right answer, and (``ignored``, ``shift``) the typical mistakes: how many leading
+    targets are ignored, and whether the targets are the next tokens."""
+    batch, n_src = src.shape
+    sep = torch.full((batch, 1), sep_id, dtype=torch.long)
+    eos = torch.full((batch, 1), eos_id, dtype=torch.long)
+    sequence = torch.cat([src, sep, tgt, eos], dim=1)  # (B, n_s + n_t + 2)
+    inputs = sequence[:, :-1]
+    targets = (sequence[:, 1:] if shift else sequence[:, :-1]).clone()
+    targets[:, :n_src if ignored is None else ignored] = IGNORE
+    return inputs, targets
+
+
+def decoder_only_batch(fn: Callable[..., tuple]) -> CheckResult:
+    """Check ``fn(src, tgt, sep_id, eos_id)`` -> ``(inputs, targets)``, both ``(B, n_s + n_t
+    + 1)``, for a decoder-only model trained to write ``tgt (B, n_t)`` after ``src (B,
+    n_s)``: the sequence ``src <sep> tgt <eos>`` without its last token as input, the same
+    sequence without its first token as targets, and ``-100`` (ignored by
+    ``F.cross_entropy``) at every target that is part of the source or the separator."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(85)
+        sep_id, eos_id = 1, 2
+        for n_src, n_tgt, batch in ((4, 3, 2), (2, 5, 3), (1, 1, 1)):
+            src = torch.randint(3, 20, (batch, n_src), generator=g)
+            tgt = torch.randint(3, 20, (batch, n_tgt), generator=g)
+            what = _("a source {src} and a target {tgt}").format(src=_shape(src.shape),
+                                                                tgt=_shape(tgt.shape))
+            got = _parts(_call(f, src.clone(), tgt.clone(), sep_id, eos_id, what=what), 2,
+                         "(inputs, targets)", what=what)
+            inputs, targets = _decoder_only_reference(src, tgt, sep_id, eos_id)
+            got_inputs = _integer_ids(got[0], inputs, what=what)
+            if not torch.equal(got_inputs, inputs):
+                index = _first_difference(got_inputs, inputs)
+                raise _CheckFailedError(_(
+                    "on {what} input position {index} holds {got}, expected {expected}: the "
+                    "input is src, <sep>, tgt, without the final <eos>").format(
+                    what=what, index=_shape(index), got=_num(int(got_inputs[index])),
+                    expected=_num(int(inputs[index]))))
+            short = got[1]
+            if (isinstance(short, torch.Tensor) and short.dim() == 2
+                    and tuple(short.shape) == (batch, targets.shape[1] - 1)):
+                raise _CheckFailedError(_(
+                    "on {what} the targets are one token short: after the last target token "
+                    "the model must learn to write <eos>").format(what=what))
+            got_targets = _integer_ids(got[1], targets, what=what)
+            mistakes = [
+                (_decoder_only_reference(src, tgt, sep_id, eos_id, ignored=0)[1],
+                 _("on {what} no target is ignored: the model would also be trained to write "
+                   "the source; put -100 wherever the next token is part of the source or "
+                   "<sep>")),
+                (_decoder_only_reference(src, tgt, sep_id, eos_id, ignored=n_src + 1)[1],
+                 _("on {what} one target too many is ignored: the position of <sep> must "
+                   "predict the first target token")),
+                (_decoder_only_reference(src, tgt, sep_id, eos_id, ignored=n_src - 1)[1],
+                 _("on {what} the target of the last source position, <sep>, is not "
+                   "ignored: it is part of the prompt, not of the answer")),
+                (_decoder_only_reference(src, tgt, sep_id, eos_id, shift=False)[1],
+                 _("on {what} the targets are the inputs themselves: each position predicts "
+                   "the next token, so the targets are shifted by one")),
+                (torch.where(targets == IGNORE, torch.zeros_like(targets), targets),
+                 _("on {what} the ignored targets are 0: F.cross_entropy ignores -100, and 0 "
+                   "may be a real token")),
+            ]
+            for wrong, message in mistakes:
+                if not torch.equal(wrong, targets) and torch.equal(got_targets, wrong):
+                    raise _CheckFailedError(message.format(what=what))
+            if not torch.equal(got_targets, targets):
+                index = _first_difference(got_targets, targets)
+                raise _CheckFailedError(_(
+                    "on {what} target position {index} holds {got}, expected {expected}")
+                    .format(what=what, index=_shape(index), got=_num(int(got_targets[index])),
+                            expected=_num(int(targets[index]))))
+        return _("one sequence src <sep> tgt <eos>, shifted by one, the loss on the target "
+                 "and <eos> only: n_t + 1 trained positions, as in the encoder-decoder")
+    return _run("decoder_only_batch", fn, body)
+
+
+# --- cross-attention to a padded memory -------------------------------------------------------
+
+def _padded_reference(y: torch.Tensor, memory: torch.Tensor, keep: torch.Tensor,
+                      weights: list[torch.Tensor], *, mode: str = "right",
+                      scale: float | None = None) -> torch.Tensor:
+    """Single-head cross-attention with a padding mask on the memory; ``mode`` gives the
+    typical mistakes."""
+    w_q, w_k, w_v = (w.double() for w in weights)
+    q, k, v = y.double() @ w_q.T, memory.double() @ w_k.T, memory.double() @ w_v.T
+    scores = q @ k.transpose(-2, -1) * (scale or 1 / math.sqrt(w_q.shape[0]))  # (B, Lo, Li)
+    blocked = ~keep[:, None, :]  # (B, 1, L_in)
+    if mode == "right":
+        scores = scores.masked_fill(blocked, float("-inf"))
+    elif mode == "zero":
+        scores = scores.masked_fill(blocked, 0.0)
+    elif mode == "inverted":
+        scores = scores.masked_fill(~blocked, float("-inf"))
+    attn = torch.softmax(scores, dim=-1)
+    if mode == "after":
+        attn = attn.masked_fill(blocked, 0.0)
+    return attn @ v
+
+
+def _padded_problem() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+    g = torch.Generator().manual_seed(86)
+    d_y, d_memory, d_k = 6, 5, 4
+    y = torch.randn(2, 3, d_y, generator=g)
+    memory = torch.randn(2, 5, d_memory, generator=g) * 2
+    keep = torch.tensor([[True, True, True, True, False], [True, True, False, False, False]])
+    weights = [torch.randn(d_k, d_y, generator=g), torch.randn(d_k, d_memory, generator=g),
+               torch.randn(3, d_memory, generator=g)]
+    return y, memory, keep, weights
+
+
+def padded_cross_attention(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """Check ``fn(y, memory, memory_keep, w_q, w_k, w_v)`` -> single-head cross-attention
+    ``(B, L_out, d_v)`` from decoder states ``y (B, L_out, d_y)`` to a padded memory
+    ``(B, L_in, d_memory)``: queries ``y @ w_q.T``, keys and values from the memory, scores
+    scaled by ``1 / sqrt(d_k)`` (``d_k = w_q.shape[0]``), and no weight on the positions
+    where ``memory_keep (B, L_in)`` is False."""
+    def body(f: Callable) -> str:
+        y, memory, keep, weights = _padded_problem()
+        what = _("y {y} and a memory {memory} padded by 1 and 3 positions").format(
+            y=_shape(y.shape), memory=_shape(memory.shape))
+        expected = _padded_reference(y, memory, keep, weights)
+        got = _call(f, y.clone(), memory.clone(), keep.clone(), *(w.clone() for w in weights),
+                    what=what)
+        d_k = weights[0].shape[0]
+        _name_mistake(got, expected, [
+            (_padded_reference(y, memory, torch.ones_like(keep), weights),
+             _("on {what} the padding is not masked: the decoder reads the padded positions "
+               "of the memory as if they were words")),
+            (_padded_reference(y, memory, keep, weights, mode="zero"),
+             _("on {what} the padded scores are set to 0 before the softmax, which still "
+               "gives them weight: use -inf")),
+            (_padded_reference(y, memory, keep, weights, mode="after"),
+             _("on {what} the padded weights are zeroed after the softmax, so the rows no "
+               "longer sum to 1: mask the scores before the softmax")),
+            (_padded_reference(y, memory, keep, weights, mode="inverted"),
+             _("on {what} the mask is reversed: memory_keep is True on real tokens, which "
+               "may be attended")),
+            (_padded_reference(y, memory, keep, weights, scale=1 / math.sqrt(y.shape[-1])),
+             _("on {what} the scores are divided by sqrt({wrong}), the width of y; divide by "
+               "sqrt(d_k) = sqrt({right}), the size of the queries and keys")
+             .replace("{wrong}", _num(y.shape[-1])).replace("{right}", _num(d_k))),
+            (_padded_reference(y, memory, keep, weights, scale=1.0),
+             _("on {what} the scores are not scaled: divide them by sqrt(d_k)")),
+        ], what)
+        _compare(got, expected, what=what, atol=1e-4)
+        return _("queries from the decoder, keys and values from the memory, and no weight "
+                 "on its padding: each row still sums to 1 over the real tokens")
+    return _run("padded_cross_attention", fn, body)
+
+
+def _name_mistake(got: object, expected: torch.Tensor,
+                       mistakes: list[tuple[torch.Tensor, str]], what: str) -> None:
+    """Raise the message of the first known mistake that the answer reproduces."""
+    if not isinstance(got, torch.Tensor) or got.device.type == "meta" or got.is_complex():
+        return
+    got = got.detach().to("cpu", torch.float64)
+    for wrong, message in mistakes:
+        if (got.shape == wrong.shape and not torch.allclose(wrong, expected, atol=1e-4)
+                and bool(torch.isfinite(got).all())
+                and bool((got - wrong).abs().max() <= 1e-5)):
+            raise _CheckFailedError(message.format(what=what))
+
+
+# --- constrained greedy decoding ---------------------------------------------------------------
+
+def _constrained_reference(model: torch.nn.Module, src: torch.Tensor, bos_id: int,
+                           allowed: torch.Tensor, *, fill: float = float("-inf"),
+                           constrain: bool = True) -> torch.Tensor:
+    """Greedy decoding where step t may only write a token with ``allowed[t]`` True."""
+    src_mask = model.source_mask(src)
+    memory = model.encode(src, src_mask=src_mask)
+    out = torch.full((src.shape[0], 1), bos_id, dtype=torch.long)
+    for t in range(allowed.shape[0]):
+        logits = model.decode(out, memory, src_mask=src_mask)[:, -1]  # (B, V)
+        if constrain:
+            logits = (logits.masked_fill(~allowed[t], fill) if fill != 0.0
+                      else logits * allowed[t])
+        out = torch.cat([out, logits.argmax(-1, keepdim=True)], dim=1)
+    return out[:, 1:]
+
+
+def _constrained_problem() -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
+    """A small random model whose scores are all negative, 3 sources, and a pattern of
+    allowed tokens that forbids the model's own greedy choice at most steps."""
+    from ..models import Transformer
+
+    torch.manual_seed(87)
+    model = Transformer(10, 10, d_model=16, num_heads=2, num_layers=1, d_ff=32,
+                        dropout=0.0).eval()
+    with torch.no_grad():
+        model.generator.bias -= 20.0  # every score negative: a 0 for "forbidden" would win
+    src = torch.randint(3, 10, (3, 5), generator=torch.Generator().manual_seed(88))
+    allowed = torch.zeros(6, 10, dtype=torch.bool)
+    allowed[0, 3:6] = True
+    allowed[1, 6:] = True
+    allowed[2, [4, 7]] = True
+    allowed[3, 2] = True
+    allowed[4, 3:] = True
+    allowed[5, [0, 2]] = True
+    return model, src, allowed
+
+
+def constrained_greedy(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """Check ``fn(model, src, bos_id, allowed)`` -> ``(B, T)`` ids: greedy decoding of
+    ``T = allowed.shape[0]`` tokens with the model's ``source_mask``, ``encode`` and
+    ``decode``, where step ``t`` writes the most likely token among those with
+    ``allowed[t]`` True (``allowed`` is ``(T, V)`` bool), without the leading ``bos_id``."""
+    def body(f: Callable) -> str:
+        model, src, allowed = _constrained_problem()
+        bos = 1
+        with torch.no_grad():
+            expected = _constrained_reference(model, src, bos, allowed)
+            free = _constrained_reference(model, src, bos, allowed, constrain=False)
+            zeroed = _constrained_reference(model, src, bos, allowed, fill=0.0)
+        what = _("3 sources, 6 steps, and a model whose scores are all negative")
+        with torch.no_grad():
+            got = _call(f, model, src.clone(), bos, allowed.clone(), what=what)
+        got_tensor = _as_tensor(got, what=what)
+        if (got_tensor.shape == (expected.shape[0], expected.shape[1] + 1)
+                and bool((got_tensor[:, 0] == bos).all())):
+            raise _CheckFailedError(
+                _("on {what} every sequence starts with <bos> = {bos}: return the generated "
+                  "tokens only").format(what=what, bos=_num(bos)))
+        got_ids = _integer_ids(got_tensor, expected, what=what)
+        for wrong, message in (
+                (free, _("on {what} the allowed tokens are ignored: this is plain greedy "
+                         "decoding; at step t, choose among the tokens with allowed[t] True")),
+                (zeroed, _("on {what} forbidden tokens get a score of 0, which beats negative "
+                           "scores: give them -inf before the argmax"))):
+            if not torch.equal(wrong, expected) and torch.equal(got_ids, wrong):
+                raise _CheckFailedError(message.format(what=what))
+        forbidden = ~allowed[torch.arange(allowed.shape[0]), got_ids.clamp(0, 9)]  # (B, T)
+        if bool((got_ids < 0).any() or (got_ids > 9).any()) or bool(forbidden.any()):
+            index = tuple(forbidden.nonzero()[0].tolist()) if bool(forbidden.any()) else (0, 0)
+            raise _CheckFailedError(
+                _("on {what} position {index} holds {got}, a token that allowed forbids at "
+                  "that step").format(what=what, index=_shape(index),
+                                      got=_num(int(got_ids[index]))))
+        _compare(got_ids, expected, what=what, exact=True)
+        return _("at each step the most likely allowed token, fed back as the next input: "
+                 "the output always fits the pattern")
+    return _run("constrained_greedy", fn, body)
