@@ -6,10 +6,12 @@ own book from the shared ``_config.yml`` and ``_toc.yml``, with that language's 
 (theme strings, ``<html lang>``, search) and title. Warnings and cell errors fail the build.
 
 The languages build side by side (``--jobs``, default: all at once), each notebook kernel on
-one thread so that they share the machine's cores instead of fighting over them. Each
-language's log is ``_build/languages/<lang>/build.log``.
+one torch thread (``--threads``) so that they share the machine's cores instead of fighting
+over them: the chapters' models are small, and on a busy machine two threads made one
+training step of chapter 8 twenty times slower than one. Each language's log is
+``_build/languages/<lang>/build.log``.
 
-Usage: python tools/build_book.py [LANG ...] [--jobs N]   (default: every language)
+Usage: python tools/build_book.py [LANG ...] [--jobs N] [--threads N]
 """
 
 from __future__ import annotations
@@ -126,6 +128,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("langs", nargs="*", default=list(config["languages"]))
     parser.add_argument("--jobs", type=int, default=None,
                         help="languages built at once (default: all of them)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads of each notebook kernel (default: 1)")
     args = parser.parse_args(argv)
     unknown = [lang for lang in args.langs if lang not in config["languages"]]
     if unknown:
@@ -140,7 +144,7 @@ def main(argv: list[str]) -> int:
             log = BUILD / "languages" / lang / "build.log"
             log.parent.mkdir(parents=True, exist_ok=True)
             print(f"building {lang} (log: {log.relative_to(ROOT)})", flush=True)
-        build_language(config, lang, threads=1 if jobs > 1 else None, log=log)
+        build_language(config, lang, threads=args.threads, log=log)
         message = f"built {lang} in {time.perf_counter() - start:.0f} s"
         print(message, flush=True)
         return message

@@ -7,6 +7,8 @@ environment (bertviz's JavaScript served by the site, static outputs, no hub acc
 prints every cell's text output (``--quiet``: only failures and times) and writes the
 executed notebook to ``_build/executed/<lang>/<name>.ipynb`` for a closer look.
 
+Kernels run on one torch thread unless ``--threads`` says otherwise, as in the book build.
+
 Usage: python tools/run_notebook.py book/fr/07_encoder.ipynb [more notebooks] [--quiet]
 """
 
@@ -82,8 +84,11 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="+", type=Path)
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads of the kernel (default: 1, as the book build)")
     args = parser.parse_args(argv)
-    os.environ.update(ENV)
+    os.environ.update(ENV, OMP_NUM_THREADS=str(args.threads),
+                      MKL_NUM_THREADS=str(args.threads))
     results = [run(p.resolve(), args.quiet) for p in args.notebooks]
     return 0 if all(results) else 1
 
