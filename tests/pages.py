@@ -12,15 +12,21 @@ class _Visible(HTMLParser):
         self.outputs = outputs
         self.parts: list[str] = []
         self.stack: list[tuple[str, bool]] = []
+        self.lang: str | None = None
 
     def handle_starttag(self, tag, attrs):
         if tag in VOID:
             return
+        lang = dict(attrs).get("lang")
+        if tag == "html":
+            self.lang = lang
         classes = (dict(attrs).get("class") or "").split()
         hidden = (tag in ("script", "style", "code") or "cell_input" in classes
                   or (not self.outputs and ("cell_output" in classes or tag == "pre"
                                             or "tc-diagram" in classes))
-                  or "math" in classes or (self.stack and self.stack[-1][1]))
+                  or "math" in classes or (self.stack and self.stack[-1][1])
+                  # a passage in another language (an English title) keeps its typography
+                  or (tag != "html" and lang is not None and lang != self.lang))
         self.stack.append((tag, bool(hidden)))
 
     def handle_endtag(self, tag):
