@@ -35,12 +35,14 @@ browser: setup
 	@$(PY) tools/find_browser.py --install
 
 # Colab's runtime, simulated (tools/colab_sim.py): the English chapters, each installed by
-# its own first cell. `make colab-check` runs the three languages and checks the results.
+# its own first cell. `make colab-check` runs the three languages and checks the results
+# (one torch thread per kernel: with two, chapter 8 overran the 600 s cell timeout on a
+# loaded machine).
 colab: setup
 	$(PY) tools/colab_sim.py en --threads 1
 
 colab-check: setup browser
-	$(PY) tools/colab_sim.py en fr it
+	$(PY) tools/colab_sim.py en fr it --threads 1
 	$(PY) -m pytest -q tests/test_colab.py
 
 # A student's own machine (tools/local_jupyter.py): the sdist and wheel built warning-free,
