@@ -13,9 +13,10 @@ from transformer_course import bench
 from transformer_course._decoding import WrittenOut
 
 # The operators one cached token of chapter 10's model costs with torch 2.13, sampling
-# included (115 before issue 21: argument checks, the overflow guard's check, and a
-# linear layer on (B, 1, d) inputs dispatching four operators instead of one).
-OPERATORS_PER_CACHED_TOKEN = 57
+# included (115 before issue 21: argument checks, the overflow guard's check, a linear
+# layer on (B, 1, d) inputs dispatching four operators instead of one, three projections
+# where one matrix product does, and soft_argmax's own subtraction of the maximum).
+OPERATORS_PER_CACHED_TOKEN = 43
 
 
 @pytest.fixture(scope="module")
@@ -48,15 +49,43 @@ def test_cached_and_uncached_generation_write_the_same_tokens(chapter_10_model, 
         torch.set_num_threads(before)
 
 
-@pytest.mark.parametrize("norm_first", [True, False])
-def test_the_written_out_step_is_the_model_bit_for_bit(norm_first):
+def test_generation_runs_without_onednn_and_gives_the_setting_back(chapter_10_model):
+    """oneDNN prepares each call for large tensors (its GELU of a (1, 256) row cost five
+    times PyTorch's own): generation turns it off on the CPU, for its cached and uncached
+    steps alike, and restores the caller's setting."""
+    seen = []
+    hook = chapter_10_model.head.register_forward_hook(
+        lambda *_: seen.append(torch.backends.mkldnn.enabled))
+    prompt = torch.randint(0, 110, (1, 8), generator=torch.Generator().manual_seed(0))
+    before = torch.backends.mkldnn.enabled
+    try:
+        for setting in (True, False):
+            torch.backends.mkldnn.enabled = setting
+            chapter_10_model.generate(prompt, 3, use_cache=False)
+            assert torch.backends.mkldnn.enabled is setting
+    finally:
+        hook.remove()
+        torch.backends.mkldnn.enabled = before
+    assert seen == [False] * 6
+
+
+@pytest.mark.parametrize(("norm_first", "onednn", "key_bias"),
+                         [(True, True, True), (False, True, True), (True, False, True),
+                          (False, False, False)])
+def test_the_written_out_step_is_the_model_bit_for_bit(norm_first, onednn, key_bias,
+                                                       monkeypatch):
+    """Whatever the kernels, and with one projection's bias removed (the three projections
+    are one matrix product in the written-out step)."""
     torch.manual_seed(3)
     model = tc.LanguageModel(40, d_model=32, num_heads=4, num_layers=3, d_ff=64,
                              max_len=32, norm_first=norm_first).eval()
+    if not key_bias:
+        model.blocks.layers[1].self_attn.W_k.bias = None
     step = WrittenOut.of(model)
     assert step is not None
     ids = torch.randint(0, 40, (3, 12))
     modules, written = model.new_cache(), model.new_cache()
+    monkeypatch.setattr(torch.backends.mkldnn, "enabled", onednn)
     with torch.no_grad():
         model(ids[:, :5], cache=modules)
         model(ids[:, :5], cache=written)

@@ -117,6 +117,18 @@ def test_greedy_generation_takes_the_argmax(model):
     assert torch.equal(out, ids)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_at_temperature_one_the_distribution_is_soft_argmax_bit_for_bit(dtype):
+    """Generation's one-operation softmax at T = 1 gives soft_argmax's numbers exactly
+    (softmax takes the largest logit off itself, as soft_argmax does first)."""
+    generator = torch.Generator().manual_seed(0)
+    for scale in (1e-3, 1.0, 30.0, 1e4):
+        logits = torch.randn(64, 110, generator=generator, dtype=dtype) * scale
+        logits[0, 5] = 1e30 if dtype == torch.float32 else 1e300  # one far above the rest
+        assert torch.equal(generation.next_token_probabilities(logits),
+                           tc.soft_argmax(logits, beta=1.0))
+
+
 def test_temperature_is_the_inverse_of_beta():
     logits = torch.tensor([[2.0, 1.0, 0.0, -1.0]])
     for t in (0.5, 1.0, 4.0):

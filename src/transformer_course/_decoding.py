@@ -5,9 +5,10 @@ the model: a few dozen small operations, about 0.25 MFLOP for chapter 10's model
 is microseconds of arithmetic. Through the modules, it costs far more than that: every
 call checks its arguments, every ``nn.Module`` call runs its hook machinery, and a linear
 layer on ``(B, 1, d)`` inputs dispatches four operations. :class:`WrittenOut` runs the same
-computation on ``(B, d_model)`` rows with the modules' own tensors: about 40 PyTorch
-operations per token instead of 100, and the same numbers, bit for bit
-(``tests/test_generation.py``).
+computation on ``(B, d_model)`` rows with the modules' own tensors, and each layer's query,
+key and value projections in one matrix product: 43 PyTorch operations per token of chapter
+10's model instead of 115, sampling included, and the same numbers, bit for bit
+(``tests/test_decoding.py``).
 
 It is used only where it is exactly the model: no forward hook or pre-hook anywhere (a
 hook would not be called), and the stock layers (a replaced sub-module is not seen
@@ -29,18 +30,29 @@ from ._numerics import LayerNorm
 from .cache import KVCache
 from .layers import ACTIVATIONS, Encoder, EncoderLayer, FeedForward, MultiHeadAttention
 
-__all__ = ["WrittenOut", "single_thread"]
+__all__ = ["WrittenOut", "single_thread", "without_onednn"]
 
 
 class _Affine(NamedTuple):
     """A linear layer for ``(B, in)`` rows: ``bias + x @ weight.T`` in one operation."""
 
-    weight_t: torch.Tensor  # (in, out): a view of nn.Linear's (out, in) weight
+    weight_t: torch.Tensor  # (in, out): nn.Linear's (out, in) weight, transposed
     bias: torch.Tensor | None
 
     @classmethod
-    def of(cls, linear: nn.Linear) -> _Affine:
-        return cls(linear.weight.t(), linear.bias)
+    def of(cls, *linears: nn.Linear) -> _Affine:
+        """One ``nn.Linear`` (a view of its parameters), or several side by side, their
+        outputs concatenated (one matrix product instead of several: the query, key and
+        value projections; their weights are copied once per
+        :meth:`~transformer_course.LanguageModel.generate` call)."""
+        if len(linears) == 1:
+            return cls(linears[0].weight.t(), linears[0].bias)
+        weight = torch.cat([linear.weight for linear in linears])  # (sum of outs, in)
+        if all(linear.bias is None for linear in linears):
+            return cls(weight.t(), None)
+        bias = torch.cat([linear.weight.new_zeros(linear.out_features)  # + 0 changes nothing
+                          if linear.bias is None else linear.bias for linear in linears])
+        return cls(weight.t(), bias)
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         if self.bias is None:
@@ -49,30 +61,49 @@ class _Affine(NamedTuple):
 
 
 class _Norm(NamedTuple):
-    """A LayerNorm as a function of ``(B, d)`` rows."""
+    """A LayerNorm as a function of ``(B, d)`` rows (its tensors, not the module: reading
+    a module's attributes costs a Python lookup each)."""
 
-    norm: nn.LayerNorm
+    shape: tuple[int, ...]
+    weight: torch.Tensor | None
+    bias: torch.Tensor | None
+    eps: float
+
+    @classmethod
+    def of(cls, norm: nn.LayerNorm) -> _Norm:
+        return cls(tuple(norm.normalized_shape), norm.weight, norm.bias, norm.eps)
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        n = self.norm
-        return F.layer_norm(x, n.normalized_shape, n.weight, n.bias, n.eps)
+        return torch.layer_norm(x, self.shape, self.weight, self.bias, self.eps)
 
 
 class _Block(NamedTuple):
     """The tensors of one :class:`EncoderLayer`, ready for ``(B, d_model)`` rows."""
 
     norm_first: bool
-    num_heads: int
-    d_head: int
+    heads: tuple[int, int, int]  # the view of the projections: (3, H, 1, d_head)
     norm1: _Norm
-    q: _Affine
-    k: _Affine
-    v: _Affine
+    qkv: _Affine  # the query, key and value projections side by side
     o: _Affine
     norm2: _Norm
     ff1: _Affine
     activation: Callable[[torch.Tensor], torch.Tensor]
     ff2: _Affine
+
+    @classmethod
+    def of(cls, layer: EncoderLayer) -> _Block:
+        attention = layer.self_attn
+        return cls(
+            norm_first=layer.norm_first,
+            heads=(3, attention.num_heads, 1, attention.d_head),
+            norm1=_Norm.of(layer.norm1),
+            qkv=_Affine.of(attention.W_q, attention.W_k, attention.W_v),
+            o=_Affine.of(attention.W_o),
+            norm2=_Norm.of(layer.norm2),
+            ff1=_Affine.of(layer.ff.linear1),
+            activation=ACTIVATIONS[layer.ff.activation],
+            ff2=_Affine.of(layer.ff.linear2),
+        )
 
 
 def _stock(layer: nn.Module) -> bool:
@@ -96,7 +127,8 @@ class WrittenOut(NamedTuple):
     """One new position through a :class:`~transformer_course.LanguageModel`, written out.
 
     Build it with :meth:`of` once per :meth:`~transformer_course.LanguageModel.generate`
-    call (it holds views of the parameters, never copies), then call it once per token.
+    call (it holds the parameters, and one copy of each layer's query, key and value
+    weights side by side), then call it once per token.
     """
 
     token_table: torch.Tensor  # (V, d_model)
@@ -119,21 +151,8 @@ class WrittenOut(NamedTuple):
         return cls(
             token_table=model.embed.weight,
             position_table=model.position.weight,
-            blocks=tuple(_Block(
-                norm_first=layer.norm_first,
-                num_heads=layer.self_attn.num_heads,
-                d_head=layer.self_attn.d_head,
-                norm1=_Norm(layer.norm1),
-                q=_Affine.of(layer.self_attn.W_q),
-                k=_Affine.of(layer.self_attn.W_k),
-                v=_Affine.of(layer.self_attn.W_v),
-                o=_Affine.of(layer.self_attn.W_o),
-                norm2=_Norm(layer.norm2),
-                ff1=_Affine.of(layer.ff.linear1),
-                activation=ACTIVATIONS[layer.ff.activation],
-                ff2=_Affine.of(layer.ff.linear2),
-            ) for layer in blocks.layers),
-            final_norm=None if blocks.norm is None else _Norm(blocks.norm),
+            blocks=tuple(_Block.of(layer) for layer in blocks.layers),
+            final_norm=None if blocks.norm is None else _Norm.of(blocks.norm),
             head=_Affine.of(model.head),
         )
 
@@ -150,14 +169,13 @@ class WrittenOut(NamedTuple):
             position = self.position_table[cache.length]  # (d_model,)
             mask = None  # the new position sees every key
         else:
-            position = self.position_table[keep.long().sum(dim=1) - 1]  # (B, d_model)
+            position = self.position_table[keep.sum(dim=1) - 1]  # (B, d_model)
             mask = keep[:, None, None, :]  # (B, 1, 1, L_past + 1): never a padding key
         x = self.token_table[token] + position  # (B, d_model)
         for block, layer_cache in zip(self.blocks, cache.layers, strict=True):
             h = block.norm1(x) if block.norm_first else x  # (B, d_model)
-            # (B, d_model) -> (B, H, 1, d_head): one query, key and value per head
-            q, k, v = (t.view(batch, block.num_heads, 1, block.d_head)
-                       for t in (block.q(h), block.k(h), block.v(h)))
+            # (B, 3 d_model) -> 3 x (B, H, 1, d_head): one query, key and value per head
+            q, k, v = block.qkv(h).view(batch, *block.heads).unbind(1)
             k, v = layer_cache.append(k, v)  # (B, H, L_past + 1, d_head) each
             layer_cache.store(k, v)
             heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (B, H, 1, d_head)
@@ -190,3 +208,25 @@ def single_thread(wanted: bool = True) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(threads)
+
+
+@contextmanager
+def without_onednn(wanted: bool = True) -> Iterator[None]:
+    """PyTorch's own CPU kernels inside, not oneDNN's (the caller's setting back
+    afterwards), when ``wanted``.
+
+    PyTorch hands some float32 CPU operations to oneDNN, which prepares each call for large
+    tensors. On generation's rows that preparation is most of the cost: the exact GELU of a
+    ``(1, 256)`` row took 10.8 µs through oneDNN and 2.2 µs through PyTorch's own kernel (the
+    same function, which may round differently in the last bit). :meth:`generate` runs its
+    cached and its uncached steps alike inside, so that both write the same tokens.
+    """
+    enabled = torch.backends.mkldnn.enabled
+    if not wanted or not enabled:
+        yield
+        return
+    torch.backends.mkldnn.enabled = False
+    try:
+        yield
+    finally:
+        torch.backends.mkldnn.enabled = enabled

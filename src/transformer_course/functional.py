@@ -60,8 +60,11 @@ def soft_argmax(scores: torch.Tensor, beta: float = 1.0, dim: int = -1) -> torch
         A tensor of the same shape whose slices along ``dim`` are probability vectors.
     """
     check_tensor("scores", scores, min_dim=1, floating=True)
-    beta = check_beta(beta)
-    dim = check_dim("dim", dim, scores.dim())
+    return _soft_argmax(scores, check_beta(beta), check_dim("dim", dim, scores.dim()))
+
+
+def _soft_argmax(scores: torch.Tensor, beta: float, dim: int) -> torch.Tensor:
+    """:func:`soft_argmax` without the checks (``beta`` a float, ``dim`` checked)."""
     if beta == 0.0:
         return torch.softmax(torch.zeros_like(scores), dim=dim)  # uniform
     if scores.shape[dim] == 0:

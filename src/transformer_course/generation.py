@@ -19,7 +19,7 @@ from typing import Protocol
 import torch
 
 from ._checks import check_ids, check_int, check_positive_int, check_real, check_tensor, shape_of
-from .functional import hard_argmax, soft_argmax
+from .functional import _soft_argmax, hard_argmax
 
 __all__ = [
     "EncoderDecoder",
@@ -170,7 +170,10 @@ def _probabilities(logits: torch.Tensor, temperature: float, top_k: int | None,
         logits = _top_k(logits, top_k)
     if temperature == 0.0:
         return hard_argmax(logits)  # the argmax is in every top-k and every nucleus
-    probs = soft_argmax(logits, beta=1.0 / temperature)
+    if temperature == 1.0:  # soft_argmax(logits): softmax takes the largest logit off
+        probs = torch.softmax(logits, dim=-1)  # itself, the same numbers in one operation
+    else:
+        probs = _soft_argmax(logits, 1.0 / temperature, -1)
     if top_p is not None and top_p < 1.0:
         probs = probs * _nucleus(probs, top_p)
         probs = probs / probs.sum(dim=-1, keepdim=True)
@@ -209,7 +212,7 @@ def _draw(logits: torch.Tensor, temperature: float, top_k: int | None, top_p: fl
     uniform = torch.rand(probs.shape[0], 1, generator=generator, device=probs.device,
                          dtype=probs.dtype)  # (B, 1)
     cumulative = probs.cumsum(dim=-1)  # (B, V)
-    cumulative[:, -1] = 1.0  # rounding may leave the total a hair below 1
+    cumulative[:, -1].fill_(1.0)  # rounding may leave the total a hair below 1
     ids = torch.searchsorted(cumulative, uniform).squeeze(-1)  # first index with cdf > u
     return ids.clamp(max=probs.shape[-1] - 1)
 

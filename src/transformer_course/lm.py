@@ -16,8 +16,6 @@ an attention mask or a padding id).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 from torch import nn
 
@@ -34,7 +32,7 @@ from ._checks import (
     lookup,
     shape_of,
 )
-from ._decoding import WrittenOut, single_thread
+from ._decoding import WrittenOut, single_thread, without_onednn
 from ._numerics import nested
 from .cache import KVCache
 from .functional import causal_mask
@@ -177,20 +175,6 @@ class LanguageModel(nn.Module):
             x = self._states(self.embed(ids), past, cache, keep)  # (B, L, d_model)
             return self.head(x[:, -1])  # (B, vocab_size): the last position only
 
-    def _stepper(self) -> Callable[[torch.Tensor, KVCache | None, torch.Tensor | None],
-                                   torch.Tensor]:
-        """:meth:`_step`, with one new position after a cache written out
-        (:class:`~transformer_course._decoding.WrittenOut`) where that is exactly the
-        model. Chosen once per :meth:`generate` call, in eval mode."""
-        written_out = WrittenOut.of(self)
-
-        def step(ids: torch.Tensor, cache: KVCache | None, keep: torch.Tensor | None
-                 ) -> torch.Tensor:
-            if written_out is not None and cache is not None and ids.shape[1] == 1:
-                return written_out(ids[:, 0], cache, keep)  # (B, vocab_size)
-            return self._step(ids, cache, keep)  # (B, vocab_size)
-        return step
-
     @torch.no_grad()
     def generate(
         self,
@@ -234,6 +218,10 @@ class LanguageModel(nn.Module):
                 must be contiguous in each row (left or right padding).
             use_cache: keep the keys and values of the prefix (a KV cache) instead of
                 recomputing the whole sequence at each step. Both give the same tokens.
+                On the CPU, both run on PyTorch's own kernels rather than oneDNN's, whose
+                setup per call outweighs the arithmetic of one token, and the cached steps
+                on one thread: ``torch.backends.mkldnn.enabled`` and the thread count are
+                changed for the call only.
             generator: the random stream of the draws (seed it to repeat a sample), on
                 the model's device.
 
@@ -286,30 +274,37 @@ class LanguageModel(nn.Module):
         """The new tokens ``(B, T)`` after left-aligned ``ids`` (``keep``: their mask).
 
         :meth:`generate` checked the arguments once: each step runs unchecked and unguarded
-        (:meth:`_stepper`), and the cached steps, a few dozen tiny operations each, on one
-        CPU thread (the caller's count is given back)."""
-        cache = self.new_cache() if use_cache else None
-        logits_after = self._stepper()
-        logits = logits_after(ids, cache, keep)  # (B, V): the prompt, all at once
-        done = torch.zeros(ids.shape[0], dtype=torch.bool, device=ids.device)
-        new = []
-        with single_thread(use_cache and ids.device.type == "cpu"):
-            for step in range(steps):
-                token = _draw(logits, *options, generator)  # (B,)
-                if eos_id is not None:
-                    token = token.masked_fill(done, fill)  # a finished row only pads
-                    done = done | (token == eos_id)
-                new.append(token)
-                if step == steps - 1 or (eos_id is not None and bool(done.all())):
-                    break
-                ids = torch.cat([ids, token[:, None]], dim=1)  # (B, L0 + step + 1)
-                if keep is not None:
-                    keep = torch.cat([keep, keep.new_ones(keep.shape[0], 1)], dim=1)
-                if use_cache:  # one new position
-                    logits = logits_after(token[:, None], cache, keep)
-                else:  # the whole sequence again
-                    logits = logits_after(ids, None, keep)
-        return torch.stack(new, dim=1)
+        (:meth:`_step`), and a cached step, one new position, is written out where that is
+        exactly the model (:class:`~transformer_course._decoding.WrittenOut`): a few dozen
+        tiny operations. On the CPU, every step runs on PyTorch's own kernels rather than
+        oneDNN's, and the cached ones on one thread (the caller's settings are given back).
+        """
+        cpu = ids.device.type == "cpu"
+        with without_onednn(cpu):
+            cache = self.new_cache() if use_cache else None
+            written_out = WrittenOut.of(self) if use_cache else None
+            logits = self._step(ids, cache, keep)  # (B, V): the prompt, all at once
+            done = torch.zeros(ids.shape[0], dtype=torch.bool, device=ids.device)
+            new = []
+            with single_thread(use_cache and cpu):
+                for step in range(steps):
+                    token = _draw(logits, *options, generator)  # (B,)
+                    if eos_id is not None:
+                        token = token.masked_fill(done, fill)  # a finished row only pads
+                        done = done | (token == eos_id)
+                    new.append(token)
+                    if step == steps - 1 or (eos_id is not None and bool(done.all())):
+                        break
+                    if keep is not None:
+                        keep = torch.cat([keep, keep.new_ones(keep.shape[0], 1)], dim=1)
+                    if cache is None:  # the whole sequence again
+                        ids = torch.cat([ids, token[:, None]], dim=1)  # (B, L0 + step + 1)
+                        logits = self._step(ids, None, keep)
+                    elif written_out is not None:  # one new position
+                        logits = written_out(token, cache, keep)
+                    else:
+                        logits = self._step(token[:, None], cache, keep)
+            return torch.stack(new, dim=1)
 
 
 def _check_mask(attention_mask: object, ids: torch.Tensor, past: int) -> torch.Tensor:
