@@ -7,7 +7,8 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 LOCALE := src/transformer_course/locale
 
-.PHONY: setup book test lint bench browser colab colab-check local local-check catalogs clean
+.PHONY: setup book test lint bench browser colab colab-runtime colab-check local local-check \
+        catalogs clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +41,11 @@ browser: setup
 # loaded machine).
 colab: setup
 	$(PY) tools/colab_sim.py en --threads 1
+
+# Colab's runtime alone (a venv of Colab's packages, reused by the runs while they are
+# unchanged): it needs nothing of .venv, so that `make test` installs it beside the toolchain.
+colab-runtime:
+	$(PYTHON) tools/colab_sim.py --runtime-only
 
 colab-check: setup browser
 	$(PY) tools/colab_sim.py en fr it --threads 1
@@ -77,7 +83,10 @@ catalogs: setup
 # a fresh venv (tests/test_wheel.py, TC_PACKAGE_TESTS=wheel), not a second time on the source.
 # pytest runs its modules on up to four workers (pytest-xdist, a module per worker at a time):
 # most of the time goes to Chromium and to the wheel's venv, which wait more than they compute.
-test: setup lint browser
+# Colab's runtime installs while the toolchain does (each pip install keeps one core busy).
+test:
+	$(MAKE) --no-print-directory -j2 setup colab-runtime
+	$(MAKE) --no-print-directory lint browser
 	$(MAKE) --no-print-directory -j3 book colab local
 	TC_PACKAGE_TESTS=wheel $(PY) -m pytest -n auto --maxprocesses 4 --dist loadfile
 

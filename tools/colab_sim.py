@@ -29,6 +29,7 @@ notebooks under ``_build/colab/executed/<lang>/`` and every explorer output as a
 page under ``_build/colab/explorers/`` (tests/test_colab.py opens them in Chromium).
 
 Usage: python tools/colab_sim.py [LANG ...] [--chapters NAME ...]   (default: every language)
+       python3 tools/colab_sim.py --runtime-only   (the runtime alone; any Python 3.11 will do)
 ``make test`` runs the English chapters; ``make colab-check`` runs all three languages.
 """
 
@@ -242,6 +243,11 @@ def execute(lang: str, chapter: str, url: str, local: str) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    if argv == ["--runtime-only"]:  # the environment alone, with no package of .venv
+        created = reset_runtime()
+        log("Colab's runtime is ready" if created is None
+            else f"Colab's runtime installed in {created:.0f} s")
+        return 0
     sys.path.insert(0, str(ROOT / "tools" / "sphinxext"))
     from coursebook_kernels import use_private_ipc_kernels
 
