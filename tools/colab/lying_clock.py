@@ -16,19 +16,25 @@ _random = random.Random(int(os.environ.get("TC_LYING_CLOCK_SEED", "0")))
 _state = {"perf": 1000.0, "mono": 5000.0, "wall": _time.time()}
 
 
-def _walker(key):
+def _walker(key, rng=_random, state=_state):
+    # The walk holds its own references: IPython empties the namespace of this file when
+    # the kernel exits, and the clock is still read after that (logging at exit).
     def now():
         # Mostly tiny steps, now and then a jump of up to a few seconds: ratios of
         # durations measured with this clock mean nothing.
-        step = _random.expovariate(1e4) if _random.random() < 0.9 else _random.uniform(0, 3)
-        _state[key] += step
-        return _state[key]
+        step = rng.expovariate(1e4) if rng.random() < 0.9 else rng.uniform(0, 3)
+        state[key] += step
+        return state[key]
     return now
+
+
+def _nanoseconds(clock):
+    return lambda: int(clock() * 1e9)
 
 
 _time.perf_counter = _walker("perf")
 _time.monotonic = _walker("mono")
 _time.time = _walker("wall")
-_time.perf_counter_ns = lambda: int(_time.perf_counter() * 1e9)
-_time.monotonic_ns = lambda: int(_time.monotonic() * 1e9)
-_time.time_ns = lambda: int(_time.time() * 1e9)
+_time.perf_counter_ns = _nanoseconds(_time.perf_counter)
+_time.monotonic_ns = _nanoseconds(_time.monotonic)
+_time.time_ns = _nanoseconds(_time.time)
