@@ -29,7 +29,7 @@ notebooks under ``_build/colab/executed/<lang>/`` and every explorer output as a
 page under ``_build/colab/explorers/`` (tests/test_colab.py opens them in Chromium).
 
 Usage: python tools/colab_sim.py [LANG ...] [--chapters NAME ...]   (default: every language)
-       python3 tools/colab_sim.py --runtime-only   (the runtime alone; any Python 3.11 will do)
+       python3 tools/colab_sim.py --runtime-only   (the runtime alone: the standard library will do)
 ``make test`` runs the English chapters; ``make colab-check`` runs all three languages.
 """
 
@@ -243,7 +243,17 @@ def execute(lang: str, chapter: str, url: str, local: str) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    if argv == ["--runtime-only"]:  # the environment alone, with no package of .venv
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("langs", nargs="*", default=list(LANGS))
+    parser.add_argument("--chapters", nargs="*", help="notebook names (default: all)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads of the kernels (default: torch's own)")
+    parser.add_argument("--true-clock", action="store_true",
+                        help="leave the kernel's clock alone (default: a clock that lies)")
+    parser.add_argument("--runtime-only", action="store_true",
+                        help="make the runtime and stop (the standard library is enough)")
+    args = parser.parse_args(argv)
+    if args.runtime_only:  # nothing of .venv is imported before this point
         created = reset_runtime()
         log("Colab's runtime is ready" if created is None
             else f"Colab's runtime installed in {created:.0f} s")
@@ -252,14 +262,6 @@ def main(argv: list[str]) -> int:
     from coursebook_kernels import use_private_ipc_kernels
 
     use_private_ipc_kernels()  # runs beside the book build: no kernel port collisions
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("langs", nargs="*", default=list(LANGS))
-    parser.add_argument("--chapters", nargs="*", help="notebook names (default: all)")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch threads of the kernels (default: torch's own)")
-    parser.add_argument("--true-clock", action="store_true",
-                        help="leave the kernel's clock alone (default: a clock that lies)")
-    args = parser.parse_args(argv)
     if unknown := [lang for lang in args.langs if lang not in LANGS]:
         parser.error(f"unknown language(s) {unknown}")
     import yaml

@@ -81,7 +81,7 @@ class _Block(NamedTuple):
     """The tensors of one :class:`EncoderLayer`, ready for ``(B, d_model)`` rows."""
 
     norm_first: bool
-    heads: tuple[int, int, int]  # the view of the projections: (3, H, 1, d_head)
+    heads: tuple[int, int, int, int]  # the view of the projections: (3, H, 1, d_head)
     norm1: _Norm
     qkv: _Affine  # the query, key and value projections side by side
     o: _Affine
