@@ -48,7 +48,7 @@ def test_cli_help(capsys):
         bench.main(["--help"])
     assert stop.value.code == 0
     out = capsys.readouterr().out
-    for name in ("attention", "dates", "generate", "all"):
+    for name in ("attention", "classifier", "dates", "generate", "all"):
         assert re.search(rf"^  {name} ", out, re.M), name
     assert "takes minutes" in out and "This is the default" in out
     assert "``" not in out and ":func:" not in out  # no reST
@@ -124,3 +124,67 @@ def test_both_dates_recipes_run_and_stop_at_their_target(monkeypatch):
     assert lab.reached_target and lab.steps == 2 and lab.evaluations[-1][0] == 2
     assert plain.reached_target and plain.steps == 3 and plain.evaluations[0][0] == 3
     assert lab.seconds > 0 and plain.seconds > 0
+
+
+def test_reference_classifier_and_ours_agree_weight_for_weight():
+    """`bench classifier` compares the same function: ours with the reference's weights."""
+    torch.manual_seed(0)
+    reference = bench.TorchClassifier(50, 2, **bench.CLASSIFIER_CONFIG).double().eval()
+    ours = bench.copy_into_course_classifier(reference).double().eval()
+    ids = torch.randint(1, 50, (3, 9))
+    mask = torch.ones(3, 9, dtype=torch.bool)
+    mask[1, 6:] = mask[2, 3:] = False  # padded reviews
+    ids[~mask] = 0
+    expected = reference(ids, attention_mask=mask)
+    got = ours(ids, attention_mask=mask)
+    assert (expected - got).abs().max() < 1e-9
+    expected.square().sum().backward()
+    got.square().sum().backward()
+    for mine, theirs in ((ours.embed.weight, reference.embed.weight),
+                         (ours.positional.embedding.weight, reference.position.weight),
+                         (ours.head.weight, reference.head.weight)):
+        assert (mine.grad - theirs.grad).abs().max() < 1e-9
+
+
+def test_bench_classifier_small_runs_and_reports_its_ratio():
+    r = bench.bench_classifier(batches=1, repeats=1)
+    assert set(r) == {"nn.TransformerEncoder", "ours", "ratio"}
+    assert all(v > 0 for v in r.values())
+
+
+def test_classifier_benchmark_uses_chapter_7s_lab():
+    """`bench classifier` measures the model and the batches of chapter 7's sentiment lab
+    (the cell that trains to 99%), in every language."""
+    root = Path(__file__).resolve().parent.parent
+    if not (root / "book").is_dir():
+        pytest.skip("needs the chapters of a checkout (the sdist ships the package's tests only)")
+    for lang in ("en", "fr", "it"):
+        cells = json.loads((root / "book" / lang / "07_encoder.ipynb").read_text())["cells"]
+        sources = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+        lab = [s for s in sources if "tc.TransformerClassifier(" in s and "target=0.99" in s]
+        assert len(lab) == 1, f"{lang}: {len(lab)} lab cells"
+        calls = [node for node in ast.walk(ast.parse(lab[0])) if isinstance(node, ast.Call)]
+        model = next(c for c in calls if ast.unparse(c.func) == "tc.TransformerClassifier")
+        config = {k.arg: ast.literal_eval(k.value) for k in model.keywords}
+        assert config == bench.CLASSIFIER_CONFIG, f"{lang}: {config}"
+        assert [ast.unparse(a) for a in model.args] == ["len(tokenizer)", "2"]
+        batches = [c for c in calls if ast.unparse(c.func) == "training.classification_batches"]
+        assert [ast.unparse(c.args[2]) for c in batches] == ["64"], lang
+
+
+def test_cli_device(capsys):
+    """`--device cuda` runs on the GPU where there is one, and says why not elsewhere."""
+    if torch.cuda.is_available():
+        with pytest.raises(SystemExit) as stop:
+            bench.main(["dates", "--device", "cuda"])
+        assert stop.value.code == 2
+        assert "dates runs on the CPU only" in capsys.readouterr().err
+        r = bench.bench_generate(new_tokens=8, prompt_length=4, repeats=1, device="cuda")
+        assert r["cached tokens/s"] > 0 and r["operators per cached token"] > 0
+        r = bench.bench_classifier(batches=1, repeats=1, device="cuda")
+        assert r["ratio"] > 0
+    else:
+        with pytest.raises(SystemExit) as stop:
+            bench.main(["generate", "--device", "cuda"])
+        assert stop.value.code == 2
+        assert "sees no CUDA device" in capsys.readouterr().err

@@ -260,7 +260,7 @@ def test_bench_generate_prints_both_thread_counts_and_the_operators(monkeypatch,
     script's job, not the tests')."""
     full = bench.bench_generate
     monkeypatch.setattr(bench, "bench_generate",
-                        lambda: full(new_tokens=8, prompt_length=4, repeats=1))
+                        lambda **kw: full(new_tokens=8, prompt_length=4, repeats=1, **kw))
     assert bench.main(["generate"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     figures = r"\d+ tokens/s with the cache, \d+ without, \d+\.\dx, identical tokens$"

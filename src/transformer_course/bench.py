@@ -1,4 +1,4 @@
-"""Benchmarks: ``python -m transformer_course.bench [attention|dates|generate|all]``.
+"""Benchmarks: ``python -m transformer_course.bench [attention|classifier|dates|generate|all]``.
 
 Timings are taken here, by a script, never inside the tests. Each benchmark interleaves
 the implementations it compares in one process so that they see the same machine load.
@@ -7,6 +7,9 @@ the implementations it compares in one process so that they see the same machine
   8 heads, on 2 CPU threads. Ours with ``need_weights=False`` against ``nn.MultiheadAttention``
   (target: within 1.10x), and our weights-returning path against a plain
   matmul-softmax-matmul module with the same projections (target: within 1.20x).
+* ``classifier``: forward + backward of chapter 7's sentiment classifier (training mode,
+  batches of 64 of its reviews) against the same model around ``nn.TransformerEncoder``,
+  with the same weights.
 * ``dates``: chapter 8's dates lab, its model trained with its recipe until 99% exact match
   on 500 held-out pairs, against an independent plain recipe: the same-size model built from
   ``nn.Transformer``, AdamW at a constant 3e-3, batches of 64, greedy decoding of the 500
@@ -16,6 +19,9 @@ the implementations it compares in one process so that they see the same machine
   (target: the cache at least 6x faster on both, on a quiet 2-core machine), whether they
   wrote the same tokens, the cached time per token, and the PyTorch operators that one
   cached token costs (counted with a dispatch mode: the same on every machine).
+
+With ``--device cuda``, ``attention``, ``classifier`` and ``generate`` run on the GPU (each
+timing waits for the GPU to finish); ``dates`` stays on the CPU, as chapter 8 measures it.
 """
 
 from __future__ import annotations
@@ -33,25 +39,38 @@ import torch
 from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .data import date_pairs, date_tokenizers
+from .data import WordTokenizer, date_pairs, date_tokenizers, sentiment_examples
 from .functional import merge_heads, split_heads
 from .interop import from_torch
 from .layers import MultiHeadAttention
 from .lm import LanguageModel
-from .models import Transformer
+from .models import Transformer, TransformerClassifier
 from .positional import SinusoidalPositionalEncoding
-from .training import History, exact_match, fit, seq2seq_batches, seq2seq_loss, warmup_cosine
+from .training import (
+    History,
+    classification_batches,
+    classification_loss,
+    exact_match,
+    fit,
+    seq2seq_batches,
+    seq2seq_loss,
+    warmup_cosine,
+)
 
 __all__ = [
+    "CLASSIFIER_CONFIG",
     "DATES_CONFIG",
     "DATES_RECIPE",
     "LM_CONFIG",
     "PLAIN_RECIPE",
     "OperatorCount",
+    "TorchClassifier",
     "TorchSeq2Seq",
     "bench_attention",
+    "bench_classifier",
     "bench_dates",
     "bench_generate",
+    "copy_into_course_classifier",
     "main",
     "operators_per_token",
 ]
@@ -75,28 +94,35 @@ class _PlainAttention(nn.Module):
         return m.W_o(merge_heads(weights @ v))  # (B, L, d_model)
 
 
-def _interleaved(fns: dict[str, Callable[[], None]], repeats: int) -> dict[str, float]:
-    """Median seconds of each function, run in turn ``repeats`` times after a warm-up."""
+def _interleaved(fns: dict[str, Callable[[], None]], repeats: int,
+                 device: torch.device | str = "cpu") -> dict[str, float]:
+    """Median seconds of each function, run in turn ``repeats`` times after a warm-up. On a
+    GPU, each timing waits until the GPU has finished the function's work."""
+    finish = (torch.cuda.synchronize if torch.device(device).type == "cuda"
+              else (lambda: None))
     for fn in fns.values():
         fn()
+    finish()
     times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
             start = time.perf_counter()
             fn()
+            finish()
             times[name].append(time.perf_counter() - start)
     return {name: statistics.median(t) for name, t in times.items()}
 
 
 def bench_attention(*, batch: int = 2, length: int = 1024, d_model: int = 512,
-                    num_heads: int = 8, repeats: int = 15) -> dict[str, float]:
+                    num_heads: int = 8, repeats: int = 15, device: torch.device | str = "cpu"
+                    ) -> dict[str, float]:
     """Time forward + backward of the four attention implementations; return medians and
     the two ratios."""
     torch.manual_seed(0)
-    reference = nn.MultiheadAttention(d_model, num_heads, batch_first=True)
+    reference = nn.MultiheadAttention(d_model, num_heads, batch_first=True).to(device)
     ours = from_torch(reference)
     plain = _PlainAttention(ours)
-    x = torch.randn(batch, length, d_model, requires_grad=True)
+    x = torch.randn(batch, length, d_model, device=device, requires_grad=True)
 
     def step(run: Callable[[], torch.Tensor]) -> Callable[[], None]:
         def go() -> None:
@@ -108,11 +134,82 @@ def bench_attention(*, batch: int = 2, length: int = 1024, d_model: int = 512,
         "ours need_weights=False": step(lambda: ours(x, x, x, need_weights=False)[0]),
         "plain matmul-softmax-matmul": step(lambda: plain(x)),
         "ours need_weights=True": step(lambda: ours(x, x, x, need_weights=True)[0]),
-    }, repeats)
+    }, repeats, device)
     medians["fused ratio"] = medians["ours need_weights=False"] / medians["nn.MultiheadAttention"]
     medians["explicit ratio"] = (medians["ours need_weights=True"]
                                  / medians["plain matmul-softmax-matmul"])
     return medians
+
+
+# --- classifier ---------------------------------------------------------------------------
+
+# Chapter 7's sentiment lab: its model (tests/test_bench.py checks that the chapter trains
+# exactly this, in every language) and its batches of 64 reviews.
+CLASSIFIER_CONFIG = dict(d_model=64, num_heads=4, num_layers=2, d_ff=128, dropout=0.1)
+
+
+class TorchClassifier(nn.Module):
+    """The reference: the embeddings, positions and head of
+    :class:`~transformer_course.TransformerClassifier` (``pooling="cls"``, learned
+    positions) around PyTorch's ``nn.TransformerEncoder`` (post-norm, ReLU, no final
+    LayerNorm, exactly like ours with ``norm_first=False``)."""
+
+    def __init__(self, vocab_size: int, num_classes: int, *, d_model: int, num_heads: int,
+                 num_layers: int, d_ff: int, dropout: float, max_len: int = 512) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.position = nn.Embedding(max_len, d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.encoder = nn.TransformerEncoder(
+            nn.TransformerEncoderLayer(d_model, num_heads, d_ff, dropout, batch_first=True),
+            num_layers, enable_nested_tensor=False)
+        self.head = nn.Linear(d_model, num_classes)
+
+    def forward(self, token_ids: torch.Tensor, *, attention_mask: torch.Tensor) -> torch.Tensor:
+        """``(B, L)`` ids and mask (True or 1 for real tokens) -> ``(B, num_classes)``."""
+        positions = torch.arange(token_ids.shape[1], device=token_ids.device)
+        x = self.dropout(self.embed(token_ids) + self.position(positions))  # (B, L, d_model)
+        hidden = self.encoder(x, src_key_padding_mask=~attention_mask.bool())  # True = pad
+        return self.head(hidden[:, 0])  # the first position, [CLS]
+
+
+@torch.no_grad()
+def copy_into_course_classifier(reference: TorchClassifier) -> TransformerClassifier:
+    """Our :class:`~transformer_course.TransformerClassifier` with the reference's weights."""
+    ours = TransformerClassifier(reference.embed.num_embeddings, reference.head.out_features,
+                                 **CLASSIFIER_CONFIG, max_len=reference.position.num_embeddings)
+    ours.embed.weight.copy_(reference.embed.weight)
+    ours.positional.embedding.weight.copy_(reference.position.weight)
+    ours.head.load_state_dict(reference.head.state_dict())
+    ours.encoder = from_torch(reference.encoder)
+    return ours.to(reference.head.weight.device)
+
+
+def bench_classifier(*, batches: int = 10, repeats: int = 15, seed: int = 0,
+                     device: torch.device | str = "cpu") -> dict[str, float]:
+    """Time forward + backward of chapter 7's classifier, ours against the reference
+    around ``nn.TransformerEncoder`` with the same weights, both in training mode (dropout
+    on), over the lab's first ``batches`` batches of 64 reviews. Returns the medians per
+    batch and their ratio (ours / reference)."""
+    examples = sentiment_examples(6000, seed=0)
+    tokenizer = WordTokenizer.from_texts(text for text, _ in examples)
+    data = [tuple(t.to(device) for t in batch) for batch in
+            classification_batches(examples[:5000], tokenizer, 64, seed=0)[:batches]]
+    torch.manual_seed(seed)
+    reference = TorchClassifier(len(tokenizer), 2, **CLASSIFIER_CONFIG).to(device).train()
+    ours = copy_into_course_classifier(reference).train()
+
+    def step(model: nn.Module) -> Callable[[], None]:
+        def go() -> None:
+            for batch in data:
+                classification_loss(model, batch).backward()
+        return go
+
+    medians = _interleaved({"nn.TransformerEncoder": step(reference),
+                            "ours": step(ours)}, repeats, device)
+    results = {name: seconds / len(data) for name, seconds in medians.items()}
+    results["ratio"] = medians["ours"] / medians["nn.TransformerEncoder"]
+    return results
 
 
 # --- dates --------------------------------------------------------------------------------
@@ -337,8 +434,8 @@ def operators_per_token(model: LanguageModel, prompt: torch.Tensor, *, use_cache
 
 @torch.no_grad()
 def bench_generate(*, new_tokens: int = 256, prompt_length: int = 16, vocab_size: int = 110,
-                   repeats: int = 3, seed: int = 0, threads: tuple[int, ...] = (1, 2)
-                   ) -> dict[str, float]:
+                   repeats: int = 3, seed: int = 0, threads: tuple[int, ...] = (1, 2),
+                   device: torch.device | str = "cpu") -> dict[str, float]:
     """Tokens per second of :meth:`LanguageModel.generate` with and without the KV cache.
 
     For each thread count, the two are interleaved ``repeats`` times (medians kept), and
@@ -346,36 +443,45 @@ def bench_generate(*, new_tokens: int = 256, prompt_length: int = 16, vocab_size
     same tokens. The caller's thread count is restored afterwards. Also counts the
     operators of one cached token. Keys end with ``, {n} threads``; the last thread
     count's figures also go by the plain names (``"speed-up"``, ``"identical"``...).
+    On a GPU the thread count does not matter: the figures are measured once, under
+    the plain names only.
     """
+    device = torch.device(device)
     torch.manual_seed(seed)
-    model = LanguageModel(vocab_size, **LM_CONFIG).eval()
+    model = LanguageModel(vocab_size, **LM_CONFIG).to(device).eval()
     prompt = torch.randint(0, vocab_size, (1, prompt_length),
-                           generator=torch.Generator().manual_seed(seed))
+                           generator=torch.Generator().manual_seed(seed)).to(device)
     outputs: dict[bool, torch.Tensor] = {}
 
     def run(use_cache: bool) -> Callable[[], None]:
         def go() -> None:
-            generator = torch.Generator().manual_seed(seed)
+            generator = torch.Generator(device=device).manual_seed(seed)
             outputs[use_cache] = model.generate(prompt, new_tokens, use_cache=use_cache,
                                                 generator=generator)
         return go
 
+    def measure(suffix: str) -> None:
+        medians = _interleaved({"with": run(True), "without": run(False)}, repeats, device)
+        results[f"cached tokens/s{suffix}"] = new_tokens / medians["with"]
+        results[f"uncached tokens/s{suffix}"] = new_tokens / medians["without"]
+        results[f"speed-up{suffix}"] = medians["without"] / medians["with"]
+        results[f"cached us/token{suffix}"] = medians["with"] / new_tokens * 1e6
+        results[f"identical{suffix}"] = float(torch.equal(outputs[True], outputs[False]))
+
     results = {"operators per cached token": sum(operators_per_token(model, prompt).values())}
+    if device.type != "cpu":
+        measure("")
+        return results
     caller = torch.get_num_threads()
     try:
         for count in threads:
             torch.set_num_threads(count)
-            medians = _interleaved({"with": run(True), "without": run(False)}, repeats)
-            results[f"cached tokens/s, {count} threads"] = new_tokens / medians["with"]
-            results[f"uncached tokens/s, {count} threads"] = new_tokens / medians["without"]
-            results[f"speed-up, {count} threads"] = medians["without"] / medians["with"]
-            results[f"cached us/token, {count} threads"] = medians["with"] / new_tokens * 1e6
-            results[f"identical, {count} threads"] = float(torch.equal(outputs[True],
-                                                                       outputs[False]))
+            measure(f", {count} threads")
     finally:
         torch.set_num_threads(caller)
     last = threads[-1]  # the figures of the last thread count also under their plain names
-    for name in ("cached tokens/s", "uncached tokens/s", "speed-up", "identical"):
+    for name in ("cached tokens/s", "uncached tokens/s", "speed-up", "cached us/token",
+                 "identical"):
         results[name] = results[f"{name}, {last} threads"]
     return results
 
@@ -395,20 +501,43 @@ inside the tests; each benchmark interleaves the implementations it compares in 
 process, so that they see the same machine load.
 
 benchmarks:
-  attention  forward + backward of multi-head self-attention (B=2, L=1024,
-             d_model=512, 8 heads): ours with need_weights=False against
-             nn.MultiheadAttention, and our weights-returning path against a plain
-             matmul-softmax-matmul module.
-  dates      chapter 8's dates lab (its model and its recipe) trained until 99%
-             exact match on 500 held-out dates, against an independent plain recipe
-             (nn.Transformer, AdamW at a constant 3e-3, batches of 64, greedy
-             decoding every 100 steps), interleaved, over three seeds. It trains
-             six models: it takes minutes (several on 2 CPU cores).
-  generate   chapter 10's language model writing 256 tokens with and without its
-             KV cache: tokens per second, and whether both wrote the same tokens.
-  all        the three, one after the other. This is the default: without a name,
-             the benchmark runs all three, dates included.
+  attention   forward + backward of multi-head self-attention (B=2, L=1024,
+              d_model=512, 8 heads): ours with need_weights=False against
+              nn.MultiheadAttention, and our weights-returning path against a plain
+              matmul-softmax-matmul module.
+  classifier  forward + backward of chapter 7's sentiment classifier (training mode,
+              batches of 64 reviews) against the same model around
+              nn.TransformerEncoder, with the same weights.
+  dates       chapter 8's dates lab (its model and its recipe) trained until 99%
+              exact match on 500 held-out dates, against an independent plain recipe
+              (nn.Transformer, AdamW at a constant 3e-3, batches of 64, greedy
+              decoding every 100 steps), interleaved, over three seeds. It trains
+              six models: it takes minutes (several on 2 CPU cores). CPU only.
+  generate    chapter 10's language model writing 256 tokens with and without its
+              KV cache: tokens per second, and whether both wrote the same tokens.
+  all         the four, one after the other. This is the default: without a name,
+              the benchmark runs all four, dates included (on the CPU).
 """
+
+
+def _print_generate(r: dict[str, float], device: torch.device) -> None:
+    print(f"  chapter 10's model ({LM_CONFIG}), 256 tokens after a 16-token prompt, "
+          f"{_load_average()} (target: the cache >= 6x, identical tokens)")
+    rows: tuple[tuple[str, str], ...]
+    if device.type == "cpu":
+        print(f"  with the cache: {r['operators per cached token']:.0f} PyTorch operators per "
+              f"token (counted), {r['cached us/token, 1 threads']:.0f} µs per token on 1 "
+              f"thread, {r['cached us/token, 2 threads']:.0f} µs on 2")
+        rows = ((", 1 threads", "generate, 1 thread"), (", 2 threads", "generate"))
+    else:
+        print(f"  with the cache: {r['operators per cached token']:.0f} PyTorch operators per "
+              f"token (counted), {r['cached us/token']:.0f} µs per token on {device}")
+        rows = (("", f"generate on {device}"),)
+    for suffix, head in rows:
+        same = "identical tokens" if r[f"identical{suffix}"] else "different tokens"
+        print(f"{head}: {r[f'cached tokens/s{suffix}']:.0f} tokens/s with the "
+              f"cache, {r[f'uncached tokens/s{suffix}']:.0f} without, "
+              f"{r[f'speed-up{suffix}']:.1f}x, {same}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -416,23 +545,39 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m transformer_course.bench", description=_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="example: python -m transformer_course.bench generate --threads 1")
-    parser.add_argument("which", choices=("attention", "dates", "generate", "all"), nargs="?",
-                        default="all", metavar="benchmark",
-                        help="attention, dates, generate or all (default: all, which "
-                             "includes the minutes-long dates)")
+    names = ("attention", "classifier", "dates", "generate", "all")
+    parser.add_argument("which", choices=names, nargs="?", default="all", metavar="benchmark",
+                        help="attention, classifier, dates, generate or all (default: all, "
+                             "which includes the minutes-long dates)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="where attention, classifier and generate run (default cpu; "
+                             "dates always runs on the CPU)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: this machine's PyTorch sees no CUDA device")
+    if args.device == "cuda" and args.which == "dates":
+        parser.error("dates runs on the CPU only (use --device cpu, or another benchmark)")
+    device = torch.device(args.device)
     torch.set_num_threads(args.threads)
-    print(f"torch {torch.__version__}, {args.threads} threads")
+    where = (f"{args.threads} threads" if device.type == "cpu"
+             else f"{torch.cuda.get_device_name(device)}, {args.threads} CPU threads")
+    print(f"torch {torch.__version__}, {where}")
     if args.which in ("attention", "all"):
-        r = bench_attention()
+        r = bench_attention(device=device)
         for name, value in r.items():
             if not name.endswith("ratio"):
-                print(f"  {name:30s} {value * 1e3:8.1f} ms")
+                print(f"  {name:30s} {value * 1e3:8.2f} ms")
         print(f"attention: fused {r['fused ratio']:.2f}x nn.MultiheadAttention (target <= 1.10), "
               f"explicit {r['explicit ratio']:.2f}x plain reference (target <= 1.20)")
-    if args.which in ("dates", "all"):
+    if args.which in ("classifier", "all"):
+        r = bench_classifier(device=device)
+        print(f"  chapter 7's classifier ({CLASSIFIER_CONFIG}), training mode, on {device}")
+        for name in ("nn.TransformerEncoder", "ours"):
+            print(f"  {name:30s} {r[name] * 1e3:8.2f} ms per batch of 64")
+        print(f"classifier: forward + backward {r['ratio']:.2f}x nn.TransformerEncoder")
+    if args.which in ("dates", "all") and device.type == "cpu":
         r = bench_dates(progress=not args.quiet)
         runs = int(r["runs"])
         print(f"  chapter 8's dates lab against the plain recipe, {_load_average()}")
@@ -444,18 +589,10 @@ def main(argv: list[str] | None = None) -> int:
               f"(CPU time {r['cpu ratio']:.2f}x; target <= 1.00)")
         print(f"dates: {r['lab accuracy'] * 100:.1f}% exact match in "
               f"{r['lab seconds'] / runs:.1f} s")
+    elif args.which == "all":
+        print("  dates: not run with --device cuda (it runs on the CPU only)")
     if args.which in ("generate", "all"):
-        r = bench_generate()
-        print(f"  chapter 10's model ({LM_CONFIG}), 256 tokens after a 16-token prompt, "
-              f"{_load_average()} (target: the cache >= 6x, identical tokens)")
-        print(f"  with the cache: {r['operators per cached token']:.0f} PyTorch operators per "
-              f"token (counted), {r['cached us/token, 1 threads']:.0f} µs per token on 1 "
-              f"thread, {r['cached us/token, 2 threads']:.0f} µs on 2")
-        for count, head in ((1, "generate, 1 thread"), (2, "generate")):
-            same = "identical tokens" if r[f"identical, {count} threads"] else "different tokens"
-            print(f"{head}: {r[f'cached tokens/s, {count} threads']:.0f} tokens/s with the "
-                  f"cache, {r[f'uncached tokens/s, {count} threads']:.0f} without, "
-                  f"{r[f'speed-up, {count} threads']:.1f}x, {same}")
+        _print_generate(bench_generate(device=device), device)
     return 0
 
 
