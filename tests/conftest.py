@@ -80,12 +80,12 @@ def site():
 def browser():
     """Chromium: $TC_CHROMIUM, else `chromium` on the PATH, else Playwright's own."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="requirements.txt installs it")
-    from browsing import launch
+    from browsing import close, launch
 
     with sync_api.sync_playwright() as playwright:
         b = launch(playwright)
         yield b
-        b.close()
+        close(b)
 
 
 @pytest.fixture(scope="module")

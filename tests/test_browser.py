@@ -20,7 +20,7 @@ TRANSFERRED = """async () => {
   await document.fonts.ready;
   const entries = [...performance.getEntriesByType("navigation"),
                    ...performance.getEntriesByType("resource")];
-  return entries.map(e => [e.name, e.transferSize]);
+  return entries.map(e => [e.name, e.transferSize, e.responseStatus]);
 }"""
 # The server, browser and visit fixtures are in conftest.py, their helpers in browsing.py.
 
@@ -48,7 +48,9 @@ def test_page_works_offline(visit, lang, page):
     assert v.real_errors == [], v.real_errors
     assert v.page.locator("html").get_attribute("lang") == lang
     loaded = sorted(v.page.evaluate(TRANSFERRED), key=lambda entry: -entry[1])
-    total = sum(size for _, size in loaded)
+    cached = [name for name, size, status in loaded if status == 200 and size == 0]
+    assert cached == [], f"came from the cache, not over the network: {cached}"  # see Visit
+    total = sum(size for _, size, _ in loaded)
     assert 0 < total <= FIRST_LOAD_BYTES, (
         f"{lang}/{page} transfers {total:,} bytes on first load; the largest: {loaded[:5]}")
 

@@ -5,9 +5,10 @@ and JupyterLab) with a clean ``pip check`` and no ipywidgets, and the package's 
 tests, as the sdist ships them, passing against the installed wheel.
 
 The work is tools/local_jupyter.py's (``make local-check`` adds every chapter in that
-environment's kernel). The environment is made once per wheel: a later run with a wheel of
-the same files reuses it while its packages are unchanged (set TC_FRESH_VENV=1 to make it
-again). Measured here (2 cores shared with other jobs, load 10 to 13): 18 minutes of wall
+environment's kernel). The build is kept when the checkout's files are those it was made
+from (``make local`` builds them just before, in ``make test``), and the environment is
+made once per wheel: a later run with a wheel of the same files reuses it while its
+packages are unchanged (set TC_FRESH_VENV=1 to make it again). Measured here (2 cores shared with other jobs, load 10 to 13): 18 minutes of wall
 time for a fresh environment, of which 4.8 minutes of CPU (pip and the unit tests); with
 TC_PACKAGE_TESTS=wheel (make test) the unit tests run here instead of on the checkout, so
 the build and the environment are what this adds.

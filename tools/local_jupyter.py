@@ -119,11 +119,29 @@ def snapshot() -> Path:
     return source
 
 
+def digest_of(folder: Path) -> str:
+    """The files of a folder, names and contents (not their timestamps)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:24]
+
+
 def build() -> dict:
-    """``python -m build``: the sdist, then the wheel built from it."""
+    """``python -m build``: the sdist, then the wheel built from it.
+
+    A build of the very same files (``make local`` just made it, and ``tests/test_wheel.py``
+    asks again) is kept with its record: the same sources make the same sdist and wheel."""
     start = time.perf_counter()
-    shutil.rmtree(DIST, ignore_errors=True)
     source = snapshot()
+    record = DIST / "build.json"
+    files = digest_of(source)
+    if record.exists():
+        made = json.loads(record.read_text(encoding="utf-8"))
+        if (made.get("source") == files and (DIST / made["sdist"]).exists()
+                and (DIST / made["wheel"]).exists()):
+            return {**made, "seconds": round(time.perf_counter() - start, 1), "reused": True}
+    shutil.rmtree(DIST, ignore_errors=True)
     # PYTHONDONTWRITEBYTECODE (set on some machines) makes setuptools warn that it skips
     # byte-compiling: a setting of the machine, not of the package, so it is unset here.
     env = clean_env()
@@ -133,9 +151,12 @@ def build() -> dict:
     sdist = next(DIST.glob("*.tar.gz"))
     wheel = next(DIST.glob("*.whl"))
     twine = run(sys.executable, "-m", "twine", "check", "--strict", sdist, wheel, check=False)
-    return {"seconds": round(time.perf_counter() - start, 1), "sdist": sdist.name,
+    made = {"seconds": round(time.perf_counter() - start, 1), "sdist": sdist.name,
             "wheel": wheel.name, "warnings": warnings_in(output),
-            "twine_ok": twine.returncode == 0, "twine": (twine.stdout + twine.stderr).strip()}
+            "twine_ok": twine.returncode == 0, "twine": (twine.stdout + twine.stderr).strip(),
+            "source": files, "reused": False}
+    record.write_text(json.dumps(made, indent=1), encoding="utf-8")
+    return made
 
 
 def installed() -> dict[str, str]:
@@ -205,8 +226,10 @@ def prepare(*, reuse: bool = False) -> dict:
     WORK.mkdir(parents=True, exist_ok=True)
     report: dict = {"python": sys.version.split()[0], "torch": TORCH.split("==")[1]}
     report["build"] = build()
-    log(f"built {report['build']['sdist']} and {report['build']['wheel']} in "
-        f"{report['build']['seconds']:.0f} s, {len(report['build']['warnings'])} warning(s)")
+    made = report["build"]
+    how = ("kept: built from the same files before" if made["reused"]
+           else f"built in {made['seconds']:.0f} s")
+    log(f"{made['sdist']} and {made['wheel']} {how}, {len(made['warnings'])} warning(s)")
     report["venv"] = create_venv(DIST / report["build"]["wheel"], reuse=reuse)
     if not report["venv"]["reused"]:
         log(f"environment ready in {report['venv']['seconds']:.0f} s, pip check "
