@@ -8,10 +8,11 @@ The work is tools/local_jupyter.py's (``make local-check`` adds every chapter in
 environment's kernel). The build is kept when the checkout's files are those it was made
 from (``make local`` builds them just before, in ``make test``), and the environment is
 made once per wheel: a later run with a wheel of the same files reuses it while its
-packages are unchanged (set TC_FRESH_VENV=1 to make it again). Measured here (2 cores shared with other jobs, load 10 to 13): 18 minutes of wall
-time for a fresh environment, of which 4.8 minutes of CPU (pip and the unit tests); with
-TC_PACKAGE_TESTS=wheel (make test) the unit tests run here instead of on the checkout, so
-the build and the environment are what this adds.
+packages are unchanged (set TC_FRESH_VENV=1 to make it again). Measured here (2 cores
+shared with other jobs, load 10 to 13): 18 minutes of wall time for a fresh environment, of
+which 4.8 minutes of CPU (pip and the unit tests); with TC_PACKAGE_TESTS=wheel (make test)
+the unit tests run here instead of on the checkout, so the build and the environment are
+what this adds.
 """
 
 import importlib.util

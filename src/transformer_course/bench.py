@@ -516,7 +516,8 @@ benchmarks:
   generate    chapter 10's language model writing 256 tokens with and without its
               KV cache: tokens per second, and whether both wrote the same tokens.
   all         the four, one after the other. This is the default: without a name,
-              the benchmark runs all four, dates included (on the CPU).
+              the benchmark runs all four, dates included (with --device cuda, the
+              three others: dates runs on the CPU only).
 """
 
 
