@@ -266,3 +266,24 @@ def test_the_answer_inside_maths_reads_the_same_without_mathjax():
     html = _markup(_with_answer(r"$2 \times 0.5 = {answer}$, so {answer}.", "1,5"))
     assert 'data-tex="2 \\times 0.5 = 1{,}5"' in html
     assert "answer" not in html and html.count("1,5") == 2
+
+
+def test_the_progress_table_lists_the_chapters_in_the_reader_s_language():
+    html = tc.quiz.progress_table([("01_attention", "1. L’attention"), ("02_self_attention",
+                                                                       "2. Auto-attention")],
+                                  language="fr")
+    assert html.count("data-chapter=") == 2 and 'href="01_attention.html"' in html
+    assert 'lang="fr"' in html and "Pas commencé" in html and "TcProgress" in html
+    assert "Not started" not in html and "Clear my progress" not in html
+
+
+@pytest.mark.parametrize("chapters, words", [
+    ([], "non-empty list"), ("01_attention", "non-empty list"),
+    ([("Attention", "1. Attention")], "file name"), ([("01_attention", " ")], "file name"),
+    ([["01_attention", "1. Attention"]], "file name"),
+])
+def test_the_progress_table_names_bad_chapters(chapters, words):
+    with pytest.raises(ValueError, match=words):
+        tc.quiz.progress_table(chapters)
+    with pytest.raises(ValueError, match="language"):
+        tc.quiz.progress_table([("01_attention", "1. Attention")], language="de")

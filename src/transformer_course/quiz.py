@@ -35,7 +35,10 @@ Four kinds of question:
 
 Every answer, right or wrong, shows a short explanation (for a wrong option, its own
 ``feedback`` when given) and a link to the section of the chapter that teaches it. A reader
-can answer again at will, and the page keeps a score, locally, for that page only.
+can answer again at will, and the page keeps a score. On a chapter page of the book, the
+reader's answers also stay in their own browser (``localStorage``, ``js/progress.js``): a
+reload gives them back, *Start again* forgets them, and :func:`progress_table` (the book's
+home page) shows each chapter as done or not, with its score, and a button that clears it.
 
 Texts may hold inline maths between ``$...$`` (typeset by the page's MathJax 3 when there
 is one; elsewhere written with Unicode, ``\\beta`` as β) and code between backticks.
@@ -76,6 +79,7 @@ __all__ = [
     "Quiz",
     "evaluate_key",
     "picture_svg",
+    "progress_table",
     "read_quizzes",
 ]
 
@@ -816,7 +820,7 @@ class Quiz(HtmlOutput):
         if not self.questions:
             raise ValueError("this quiz has no question: add some with .single(), "
                              ".multiple(), .numeric() or .picture()")
-        script, style = asset("common.js", "quiz.js"), asset("quiz.css")
+        script, style = asset("common.js", "progress.js", "quiz.js"), asset("quiz.css")
         with _language(self.language):
             data = inline_json(self.payload())
             note = _("This quiz's JavaScript has not run. In Jupyter, re-run this cell or "
@@ -882,3 +886,54 @@ def read_quizzes(page: str) -> list[dict[str, Any]]:
         raise TypeError(f"page must be the HTML text of a page (a str), got "
                         f"{type(page).__name__}")
     return [json.loads(match) for match in _PAYLOAD.findall(page)]
+
+
+def progress_table(chapters: Sequence[tuple[str, str]], *, language: str | None = None) -> str:
+    """The reader's quiz progress, chapter by chapter, as self-contained HTML (the home page).
+
+    The table is filled in the reader's browser from what their chapters' quizzes remembered
+    (``js/progress.js``); without JavaScript it says that nothing is stored.
+
+    Args:
+        chapters: ``(file name, title)`` of each chapter, in order, e.g.
+            ``[("01_attention", "1. Attention: the idea"), ...]``; the file name is the page's
+            (``01_attention.html``) and the key under which its quiz remembers answers.
+        language: the language of the texts (default: :func:`get_language`).
+
+    Returns:
+        The HTML fragment: root ``div.tc-progress``, one row ``[data-chapter]`` per chapter.
+    """
+    if isinstance(chapters, (str, bytes)) or not isinstance(chapters, Sequence) or not chapters:
+        raise ValueError(f"chapters must be a non-empty list of (file name, title) pairs, "
+                         f"got {chapters!r}")
+    for entry in chapters:
+        if (not isinstance(entry, tuple) or len(entry) != 2
+                or not re.fullmatch(r"\d\d_[a-z0-9_]+", str(entry[0]))
+                or not isinstance(entry[1], str) or not entry[1].strip()):
+            raise ValueError(f"each chapter must be a (file name such as '01_attention', "
+                             f"title) pair, got {entry!r}")
+    language = language or get_language()
+    if language not in LANGUAGES:
+        raise ValueError(f"language must be one of {list(LANGUAGES)}, got {language!r}")
+    with _language(language):
+        words = {"none": _("Not started"), "done": _("Done"),
+                 "partial": _("{answered} of {total} questions answered"),
+                 "score": _("Score: {right} / {total}"), "cleared": _("Progress cleared.")}
+        heads = (_("Chapter"), _("Your quiz"))
+        caption = _("Your progress, kept in this browser only")
+        reset = _("Clear my progress")
+    attributes = "".join(f' data-{k}="{_html.escape(v)}"' for k, v in words.items())
+    rows = "".join(
+        f'<tr data-chapter="{name}" data-state="none"><th scope="row">'
+        f'<a href="{name}.html">{_html.escape(title)}</a></th>'
+        f'<td class="tc-progress-status">{_html.escape(words["none"])}</td></tr>'
+        for name, title in chapters)
+    return (f'<div class="tc-progress" lang="{language}"{attributes}>'
+            f"<style>{asset('progress.css')}</style>"
+            f"<table><caption>{_html.escape(caption)}</caption><thead><tr>"
+            f'<th scope="col">{_html.escape(heads[0])}</th>'
+            f'<th scope="col">{_html.escape(heads[1])}</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table>"
+            f'<button type="button" class="tc-progress-reset" hidden>{_html.escape(reset)}'
+            f'</button><p class="tc-progress-said" aria-live="polite"></p>'
+            f'<script>{asset("common.js", "progress.js")}</script></div>')

@@ -13,7 +13,9 @@
  * After each answer the question's data-verdict is "right" or "wrong" (an answer replaces
  * the previous verdict), and its .tc-explanation shows the texts that fit the answer: the
  * explanation, a wrong option's own feedback, or a hint. The score of the page counts the
- * questions whose last answer is right. Maths ($...$ in the texts) is typeset by the page's
+ * questions whose last answer is right. On a chapter page of the book, each answer is also
+ * remembered in the reader's browser (progress.js, inlined before this file) and given back
+ * after a reload; "Start again" forgets them. Maths ($...$ in the texts) is typeset by the page's
  * MathJax 3 when there is one; otherwise the Unicode text that Python wrote stays.
  *
  * This file is inlined in every quiz, so it may run several times on a page: it defines
@@ -133,19 +135,29 @@
       var note = root.querySelector(".tc-quiz-note");
       if (note) note.hidden = true;
       var strings = data.strings, spec = data.numbers;
+      var progress = window.TcProgress || null;
+      var chapter = progress ? progress.chapterOf(window.location) : null;
       var questions = [];
       for (var i = 0; i < elements.length; i++) {
-        questions.push(setUp(elements[i], data.questions[i]));
+        questions.push(setUp(elements[i], data.questions[i], i));
       }
       var reset = root.querySelector(".tc-reset");
       if (reset) {
         reset.addEventListener("click", function () {
           questions.forEach(function (q) { q.clear(); });
+          if (chapter) progress.forget(chapter);
           score();
         });
       }
+      if (chapter) restore(progress.answers(chapter, elements.length));
       score();
       typeset(root);
+
+      function restore(saved) {
+        Object.keys(saved).forEach(function (index) {
+          questions[Number(index)].restore(saved[index].answer);
+        });
+      }
 
       function score() {
         var right = 0;
@@ -157,13 +169,14 @@
         if (line) line.textContent = fill(strings.score, { right: right, total: elements.length });
       }
 
-      function setUp(element, q) {
+      function setUp(element, q, index) {
         var options = Array.prototype.slice.call(element.querySelectorAll(".tc-option"));
         var check = element.querySelector(".tc-check");
         var input = element.querySelector("input.tc-answer");
         var verdictLine = element.querySelector(".tc-verdict");
         var explanation = element.querySelector(".tc-explanation");
         var whys = Array.prototype.slice.call(element.querySelectorAll(".tc-why"));
+        var given = null; // the answer being graded, remembered with its verdict
 
         function show(names, verdict, extra) {
           element.setAttribute("data-verdict", verdict);
@@ -182,6 +195,9 @@
             });
           }
           explanation.hidden = false;
+          if (chapter && given !== null) {
+            progress.record(chapter, elements.length, index, given, verdict);
+          }
           score();
         }
 
@@ -210,6 +226,7 @@
 
         function answerOne(index) {
           var right = q.answers.indexOf(index) >= 0;
+          given = [index];
           mark([index], q.answers);
           if (right) show(["explanation"], "right");
           else show(wrongTexts(["option-" + index, "hint"]), "wrong");
@@ -220,6 +237,7 @@
           options.forEach(function (option, index) {
             if (option.getAttribute("aria-pressed") === "true") chosen.push(index);
           });
+          given = chosen;
           mark(chosen, q.answers);
           var names = [], missing = false, extra = false;
           for (var k = 0; k < options.length; k++) {
@@ -250,6 +268,7 @@
             return;
           }
           input.removeAttribute("aria-invalid");
+          given = text;
           var right;
           if (q.shape) {
             right = value.length === q.value.length && value.every(function (v, k) {
@@ -289,7 +308,24 @@
           });
         }
 
+        function restore(answer) {
+          if (q.kind === "numeric") {
+            if (typeof answer !== "string") return;
+            input.value = answer;
+            answerNumber();
+          } else if (Array.isArray(answer) && answer.every(function (k) {
+            return k < options.length;
+          })) {
+            if (q.kind !== "multiple") { if (answer.length === 1) answerOne(answer[0]); return; }
+            options.forEach(function (option, k) {
+              option.setAttribute("aria-pressed", answer.indexOf(k) >= 0 ? "true" : "false");
+            });
+            answerMany();
+          }
+        }
+
         return {
+          restore: restore,
           clear: function () {
             element.removeAttribute("data-verdict");
             verdictLine.textContent = "";
