@@ -7,8 +7,11 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 LOCALE := src/transformer_course/locale
 
-.PHONY: setup book test lint bench browser colab colab-runtime colab-check local local-check \
-        catalogs clean
+.PHONY: setup book slides pdf test lint bench browser colab colab-runtime colab-check local \
+        local-check catalogs clean
+
+# The languages that `make book`, `make slides` and `make pdf` build (one: `make book LANGS=fr`).
+LANGS ?= en fr it
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +27,17 @@ $(NPM_STAMP): package.json package-lock.json
 
 setup: $(STAMP) $(NPM_STAMP)
 
-book: setup
-	$(PY) tools/build_book.py
+# The pages, then each language's decks (reveal.js) and the PDFs (decks and book, Chromium).
+book: setup browser
+	$(PY) tools/build_book.py $(LANGS)
+
+# The decks alone, from the chapters' marks and the last build's executed notebooks.
+slides: setup
+	$(PY) tools/build_decks.py $(LANGS)
+
+# The PDFs alone (each deck's and the book's), from the built pages and decks.
+pdf: setup browser
+	$(PY) tools/build_pdfs.py $(LANGS)
 
 lint: setup
 	$(VENV)/bin/ruff check src tests tools

@@ -93,7 +93,8 @@ def english(text, *, output=False):
 
 
 def pages(site, lang):
-    return sorted((site / lang).glob("*.html"))
+    """The language's pages and its chapters' decks."""
+    return sorted((site / lang).glob("*.html")) + sorted((site / lang / "slides").glob("*.html"))
 
 
 @pytest.mark.parametrize("lang", TRANSLATED)

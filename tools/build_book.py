@@ -11,7 +11,12 @@ over them: the chapters' models are small, and on a busy machine two threads mad
 training step of chapter 8 twenty times slower than one. Each language's log is
 ``_build/languages/<lang>/build.log``.
 
-Usage: python tools/build_book.py [LANG ...] [--jobs N] [--threads N]
+Then the teacher's kit and the student's copy, each language's as soon as its pages are
+built: its decks (``tools/build_decks.py``), then its decks' PDFs and its book's PDF
+(``tools/build_pdfs.py``, a Chromium per language, side by side like the languages).
+``--pages-only`` skips them.
+
+Usage: python tools/build_book.py [LANG ...] [--jobs N] [--threads N] [--pages-only]
 """
 
 from __future__ import annotations
@@ -85,6 +90,14 @@ def build_language(config: dict, lang: str, *, threads: int | None = None,
     return target
 
 
+def tool(name: str, *langs: str) -> None:
+    """Run another of the book's tools on ``langs``; raise with its message if it fails."""
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / name), *langs], cwd=ROOT,
+                          stderr=subprocess.PIPE, text=True)
+    if done.returncode:
+        raise RuntimeError(f"{name} {' '.join(langs)} failed:\n{done.stderr.strip()}")
+
+
 def root_index(config: dict) -> str:
     """A landing page that sends readers to their browser's language, with plain links."""
     langs = config["languages"]
@@ -130,6 +143,8 @@ def main(argv: list[str]) -> int:
                         help="languages built at once (default: all of them)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads of each notebook kernel (default: 1)")
+    parser.add_argument("--pages-only", action="store_true",
+                        help="build the pages only, without the decks and the PDFs")
     args = parser.parse_args(argv)
     unknown = [lang for lang in args.langs if lang not in config["languages"]]
     if unknown:
@@ -146,6 +161,11 @@ def main(argv: list[str]) -> int:
             print(f"building {lang} (log: {log.relative_to(ROOT)})", flush=True)
         build_language(config, lang, threads=args.threads, log=log)
         message = f"built {lang} in {time.perf_counter() - start:.0f} s"
+        if not args.pages_only:
+            extra = time.perf_counter()
+            tool("build_decks.py", lang)
+            tool("build_pdfs.py", lang)
+            message += f" (its decks and PDFs in {time.perf_counter() - extra:.0f} s)"
         print(message, flush=True)
         return message
 
