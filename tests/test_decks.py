@@ -193,7 +193,7 @@ def test_a_deck_transfers_at_most_2_mb_and_its_folder_needs_nothing_outside(site
 def _open_deck(visit, lang: str, name: str):
     v = visit(f"{lang}/slides/{name}.html")
     v.page.wait_for_function("document.documentElement.getAttribute('data-tc-deck-ready')",
-                             timeout=20000)
+                             timeout=90_000)  # a machine busy with other builds is slow
     return v
 
 
@@ -268,3 +268,25 @@ def test_a_deck_s_quiz_question_grades_itself(visit, lang):
     question.locator(".tc-option").first.click()
     assert question.get_attribute("data-verdict") in ("right", "wrong")
     assert v.real_errors == []
+
+
+@pytest.mark.parametrize("lang", ["fr", "it"])
+def test_the_speaker_view_speaks_the_deck_s_language(visit, lang):
+    v = _open_deck(visit, lang, "05_masks")
+    v.page.keyboard.press("ArrowRight")
+    with v.page.expect_popup(timeout=90_000) as opened:
+        v.page.keyboard.press("s")
+    view = opened.value
+    view.wait_for_function("document.querySelector('.speaker-controls-notes .value')"
+                           " && document.querySelector('.speaker-controls-notes .value')"
+                           ".textContent.trim().length > 0", timeout=90_000)
+    assert view.evaluate("document.documentElement.lang") == lang
+    text = view.inner_text("body")
+    for english in ("Upcoming", "Click to Reset", "Loading speaker view", "Pacing", "Layout"):
+        assert english not in text, (lang, english)
+    shown = " ".join(view.inner_text(".speaker-controls-notes .value").split())
+    written = v.page.evaluate("(() => { const d = document.createElement('div');"
+                              " d.innerHTML = Reveal.getSlideNotes(Reveal.getCurrentSlide());"
+                              " return d.textContent; })()")
+    assert shown and shown == " ".join(written.split())
+    view.close()

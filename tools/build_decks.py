@@ -96,6 +96,48 @@ CHROME = {
 }
 
 
+# reveal.js's speaker view (its notes plugin writes the window from a template), in each
+# language: each English text and its translation. Every text must be found exactly once, so
+# that a new reveal.js that words them differently fails the build instead of leaving English.
+SPEAKER_VIEW = {
+    "fr": [
+        ('<html lang="en">', '<html lang="fr">'),
+        ("<title>reveal.js - Speaker View</title>", "<title>Vue de l’orateur</title>"),
+        (">Loading speaker view...<", ">Chargement de la vue de l’orateur…<"),
+        (">Upcoming</span>", ">À suivre</span>"),
+        ('>Time <span class="reset-button">Click to Reset</span>',
+         '>Temps <span class="reset-button">Cliquer pour remettre à zéro</span>'),
+        (">Pacing – Time to finish current slide<",
+         ">Rythme – temps restant sur cette diapositive<"),
+        ("'Layout' + ( title", "'Disposition' + ( title"),
+        ("'default': 'Default'", "'default': 'Par défaut'"),
+        ("'wide': 'Wide'", "'wide': 'Large'"),
+        ("'tall': 'Tall'", "'tall': 'Haute'"),
+        ("'notes-only': 'Notes only'", "'notes-only': 'Notes seules'"),
+        ("toLocaleTimeString( 'en-US', { hour12: true",
+         "toLocaleTimeString( 'fr-FR', { hour12: false"),
+    ],
+    "it": [
+        ('<html lang="en">', '<html lang="it">'),
+        ("<title>reveal.js - Speaker View</title>", "<title>Vista del relatore</title>"),
+        (">Loading speaker view...<", ">Caricamento della vista del relatore…<"),
+        (">Upcoming</span>", ">Successiva</span>"),
+        ('>Time <span class="reset-button">Click to Reset</span>',
+         '>Tempo <span class="reset-button">Clic per azzerare</span>'),
+        (">Notes</h4>", ">Note</h4>"),
+        (">Pacing – Time to finish current slide<",
+         ">Ritmo – tempo rimasto su questa diapositiva<"),
+        ("'Layout' + ( title", "'Disposizione' + ( title"),
+        ("'default': 'Default'", "'default': 'Predefinita'"),
+        ("'wide': 'Wide'", "'wide': 'Larga'"),
+        ("'tall': 'Tall'", "'tall': 'Alta'"),
+        ("'notes-only': 'Notes only'", "'notes-only': 'Solo note'"),
+        ("toLocaleTimeString( 'en-US', { hour12: true",
+         "toLocaleTimeString( 'it-IT', { hour12: false"),
+    ],
+}
+
+
 class DeckError(ValueError):
     """A malformed slide mark or a deck that cannot be built: names the chapter and cell."""
 
@@ -436,7 +478,17 @@ def deck_html(lang: str, name: str, number: int, title: str, slides: list[Slide]
 """
 
 
-def copy_assets(target: Path) -> None:
+def speaker_view(script: str, lang: str) -> str:
+    """reveal.js's notes plugin with its speaker view in ``lang``."""
+    for english, translated in SPEAKER_VIEW.get(lang, []):
+        if script.count(english) != 1:
+            raise DeckError(f"reveal.js's speaker view no longer holds {english!r} once: "
+                            "update SPEAKER_VIEW in tools/build_decks.py")
+        script = script.replace(english, translated)
+    return script
+
+
+def copy_assets(target: Path, lang: str) -> None:
     for source, name in ASSETS.items():
         path = NODE_MODULES / source
         if not path.exists():
@@ -444,7 +496,11 @@ def copy_assets(target: Path) -> None:
                             "(make book does)")
         destination = target / name
         destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, destination)
+        if name == "reveal/notes.js":
+            destination.write_text(speaker_view(path.read_text(encoding="utf-8"), lang),
+                                   encoding="utf-8")
+        else:
+            shutil.copy2(path, destination)
     for name in ("deck.css", "deck.js"):
         shutil.copy2(HERE / name, target / name)
 
@@ -459,7 +515,7 @@ def build_language(lang: str, config: dict) -> list[tuple[str, int]]:
     executed = BUILD / "languages" / lang / "_build" / "jupyter_execute"
     target = SITE / lang / "slides"
     target.mkdir(parents=True, exist_ok=True)
-    copy_assets(target)
+    copy_assets(target, lang)
     maths = Maths()
     pages, counts = {}, []
     for number, name in enumerate(chapters(), start=1):

@@ -144,7 +144,7 @@ def print_decks(browser, lang: str) -> list[tuple[str, int, int]]:
     for deck in decks:
         page.goto(deck.as_uri() + "?print-pdf")
         page.wait_for_function("document.documentElement.getAttribute('data-tc-deck-pdf')",
-                               timeout=60_000)
+                               timeout=180_000)  # a busy machine is slow
         slides = page.evaluate("document.querySelectorAll('.reveal .slides section').length")
         target = deck.with_suffix(".pdf")
         page.pdf(path=str(target), prefer_css_page_size=True, print_background=True)
@@ -238,7 +238,8 @@ def book_html(lang: str) -> str:
 
 def _typeset_and_wait(page) -> None:
     page.wait_for_function(
-        "() => !window.MathJax || (MathJax.startup && MathJax.startup.promise)", timeout=60_000)
+        "() => !window.MathJax || (MathJax.startup && MathJax.startup.promise)",
+        timeout=180_000)
     page.evaluate("""async () => {
       if (window.MathJax && MathJax.startup) {
         await MathJax.startup.promise;
