@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -40,73 +39,60 @@ def printed_pages() -> list[str]:
     return [TOC["root"]] + [e["file"] for e in TOC["chapters"] if e["file"] != "teachers"]
 
 
-@cache
-def book(site: Path, lang: str) -> PdfReader:
-    return PdfReader(str(site / lang / "book.pdf"))
-
-
-@cache
-def texts(site: Path, lang: str) -> tuple[str, ...]:
-    return tuple(page.extract_text() or "" for page in book(site, lang).pages)
-
-
 def words(text: str) -> list[str]:
     return re.findall(r"[^\W\d_]+", text.lower())
 
 
-@pytest.mark.parametrize("lang", LANGS)
-def test_a_bookmark_per_chapter_and_a_contents_page_that_agrees(site, lang):
-    reader = book(site, lang)
+def image_count(reader: PdfReader) -> int:
+    """The pictures the pages draw, counted from their resources (not decoded)."""
+    count = 0
+    for page in reader.pages:
+        objects = page.get("/Resources", {}).get("/XObject", {})
+        count += sum(objects[name].get_object().get("/Subtype") == "/Image" for name in objects)
+    return count
+
+
+def check_contents(site: Path, lang: str, reader: PdfReader, pages: list[str]) -> None:
+    """A bookmark per chapter, and a table of contents whose numbers are the bookmarks'."""
     top = [(o.title, reader.get_destination_page_number(o)) for o in reader.outline
            if not isinstance(o, list)]
     titles = [t for t, _ in top]
-    for name in CHAPTERS:
-        assert title(site, lang, name) in titles, (lang, name, titles)
     labels = reader.page_labels
-    assert labels[:2] == ["i", "ii"] and labels[2] == "1"
-    contents = unicodedata.normalize("NFKC", texts(site, lang)[1])  # ligatures: ﬁ is fi
+    assert labels[:2] == ["i", "ii"] and labels[2] == "1", labels[:3]
+    contents = unicodedata.normalize("NFKC", pages[1])  # ligatures: ﬁ is fi
     for name in CHAPTERS:
         heading = title(site, lang, name)
+        assert heading in titles, (lang, name, titles)
         at = labels[dict(top)[heading]]
         line = re.search(re.escape(heading[:25]) + r".*?(\d+)\s*$", contents, re.M | re.S)
         assert line and line.group(1) == at, (lang, heading, at)
 
 
+# One test per language: reading a book's text takes pypdf about 25 s, so each book is read
+# once and every check runs on it.
 @pytest.mark.parametrize("lang", LANGS)
-def test_every_page_of_the_body_shows_its_number(site, lang):
-    reader, pages = book(site, lang), texts(site, lang)
+def test_the_book_pdf_has_its_contents_numbers_maths_figures_language_and_keys(site, lang):
+    reader = PdfReader(str(site / lang / "book.pdf"))
+    pages = [page.extract_text() or "" for page in reader.pages]
+    check_contents(site, lang, reader, pages)
+    # every page of the body shows its number, at its foot
     for index in range(2, len(pages)):
-        label = reader.page_labels[index]
         last = pages[index].strip().splitlines()[-1].strip()
-        assert last == label, (lang, index, last, label)
-
-
-@pytest.mark.parametrize("lang", LANGS)
-def test_the_maths_is_typeset_and_the_figures_are_there(site, lang):
-    text = "\n".join(texts(site, lang))
-    found = RAW_TEX.findall(text)
-    assert not found, (lang, found[:5])
+        assert last == reader.page_labels[index], (lang, index, last)
+    # the maths typeset, the figures there
+    text = "\n".join(pages)
+    assert not RAW_TEX.findall(text), (lang, RAW_TEX.findall(text)[:5])
     figures = {src for name in printed_pages() for src in re.findall(
         r'<img[^>]*src="(_images/[^"]+)"', (site / lang / f"{name}.html").read_text("utf-8"))}
-    images = sum(len(page.images) for page in book(site, lang).pages)
-    assert len(figures) >= 30 and images >= len(figures), (lang, images, len(figures))
-
-
-@pytest.mark.parametrize("lang", LANGS)
-def test_the_prose_is_in_the_book_s_language_and_the_quiz_keys_close_it(site, lang):
-    reader = book(site, lang)
-    counts = {other: sum(words("\n".join(texts(site, lang))).count(w) for w in OWN[other])
-              for other in LANGS}
+    assert len(figures) >= 30 and image_count(reader) >= len(figures), (lang, len(figures))
+    # the book's own language, and the quizzes' keys last
+    counts = {other: sum(words(text).count(w) for w in OWN[other]) for other in LANGS}
     assert counts[lang] > 5 * max(v for k, v in counts.items() if k != lang), counts
     last = [o for o in reader.outline if not isinstance(o, list)][-1]
     assert last.title == {"en": "Quiz answers", "fr": "Réponses des quiz",
                           "it": "Soluzioni dei quiz"}[lang]
-    keys = "\n".join(texts(site, lang)[reader.get_destination_page_number(last):])
+    keys = "\n".join(pages[reader.get_destination_page_number(last):])
     assert len(re.findall(r"^\s*1\. [A-H0-9(]", keys, re.M)) >= len(CHAPTERS) - 1
-
-
-@pytest.mark.parametrize("lang", LANGS)
-def test_the_book_pdf_is_small_enough_to_download(site, lang):
     size = (site / lang / "book.pdf").stat().st_size
     assert 100_000 < size < SIZE_LIMIT, size
 
