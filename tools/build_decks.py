@@ -284,19 +284,23 @@ def _check_marks(where: str, cell: dict) -> tuple[str | None, dict]:
 
 
 def _outputs_html(where: str, cell: dict, language: str) -> str:
-    """The executed outputs of a code cell, as the book shows them."""
+    """The executed outputs of a code cell, as the book shows them.
+
+    The book merges a cell's prints into one block (``nb_merge_streams``): myst-nb appends
+    every later print to the first one, in the executed notebook too, and the page shows
+    that first block alone, where the first print was. So does the deck.
+    """
     parts = []
     alt = cell.get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt", "")
-    printed = ""  # consecutive prints make one block
-    for output in [*cell.get("outputs", []), {"output_type": "end"}]:
+    printed = False
+    for output in cell.get("outputs", []):
         kind = output.get("output_type")
         if kind == "stream" and output.get("name") == "stdout":
-            printed += _source({"source": output.get("text", "")})
-            continue
-        if printed:
-            parts.append(f'<pre class="deck-text">{html.escape(printed)}</pre>')
-            printed = ""
-        if kind in ("display_data", "execute_result"):
+            if not printed:
+                text = _source({"source": output.get("text", "")})
+                parts.append(f'<pre class="deck-text">{html.escape(text)}</pre>')
+            printed = True
+        elif kind in ("display_data", "execute_result"):
             data = output.get("data", {})
             if "text/html" in data:
                 parts.append('<div class="deck-html">'
