@@ -13,9 +13,11 @@ LOCALE := src/transformer_course/locale
 # The languages that `make book`, `make slides` and `make pdf` build (one: `make book LANGS=fr`).
 LANGS ?= en fr it
 
+# --no-compile: Python compiles a module when it is first imported; compiling every file of
+# torch, transformers and sympy at install time doubled the install's CPU time here.
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-compile -r requirements.txt
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 

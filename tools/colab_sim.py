@@ -104,8 +104,9 @@ def create_runtime() -> float:
     log(f"creating Colab's runtime in {VENV.relative_to(ROOT)}")
     run(sys.executable, "-m", "venv", VENV)
     run(python(), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", BASE[0])
-    run(python(), "-m", "pip", "install", "--quiet", "--no-deps", *BASE[1:], TORCH,
-        "-r", RUNTIME)
+    # (--no-compile: the modules a kernel imports compile then, not every file now)
+    run(python(), "-m", "pip", "install", "--quiet", "--no-compile", "--no-deps", *BASE[1:],
+        TORCH, "-r", RUNTIME)
     site = Path(run(python(), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"
                     ).strip())
     # google is a namespace package (protobuf lives in it too): no google/__init__.py.
