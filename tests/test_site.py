@@ -132,7 +132,8 @@ def test_no_resource_is_loaded_from_outside(site, lang):
 def test_offline_assets_are_served(site, lang):
     static = site / lang / "_static"
     for name in ("vendor/require.js", "vendor/d3.min.js", "vendor/jquery.min.js",
-                 "mathjax/tex-chtml.js", "course.css"):
+                 "mathjax/output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff",
+                 "tc-maths.css", "course.css"):
         assert (static / name).exists(), name
 
 

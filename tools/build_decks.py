@@ -14,7 +14,7 @@ deck cannot drift from its chapter. The marks (README, "Decks"):
   a code cell above its outputs), ``code`` (also show a code cell's source) and, on the quiz
   cell only, ``questions`` (the 1-based numbers of the quiz questions the slide asks).
 
-Formulas are typeset at build time (MathJax under Node, ``tools/deck/tex2svg.js``) into SVG
+Formulas are typeset at build time (MathJax under Node, ``tools/tex/typeset.js``) into SVG
 with hidden MathML for screen readers: the deck loads no MathJax and shows no raw LaTeX.
 Explorers, diagrams and quizzes are the chapter's own self-contained outputs, live in the
 deck. Each language's ``slides/`` folder holds reveal.js (from npm), the decks and their
@@ -165,13 +165,14 @@ class Maths:
     def typeset(self, pages: dict[str, str], where: str) -> dict[str, str]:
         if not self.items:
             return pages
-        done = subprocess.run(["node", str(HERE / "tex2svg.js")], input=json.dumps(self.items),
+        done = subprocess.run(["node", str(ROOT / "tools" / "tex" / "typeset.js"), "svg"],
+                              input=json.dumps(self.items),
                               capture_output=True, text=True, cwd=ROOT,
                               env={"NODE_PATH": str(NODE_MODULES), "PATH": _path()})
         if done.returncode:
             raise DeckError(f"{where}: {done.stderr.strip()}")
         result = json.loads(done.stdout)
-        svgs, css = result["svgs"], f'<style id="MJX-SVG-styles">{result["css"]}</style>'
+        svgs, css = result["html"], f'<style id="MJX-SVG-styles">{result["css"]}</style>'
         swap = re.compile("\x00TEX(\\d+)\x00")
         return {name: swap.sub(lambda m: svgs[int(m.group(1))], page).replace(
                     "</head>", css + "\n</head>", 1)

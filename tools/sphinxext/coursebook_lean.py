@@ -22,11 +22,8 @@ The theme also loads the search index (``searchindex.js``, ``searchtools.js``,
 (the default, and ours) the dialog only sends the reader to ``search.html``, so the three
 scripts are kept on that page alone.
 
-**MathJax.** sphinx-mathjax-offline serves MathJax's all-in-one ``tex-chtml.js`` (1.16 MB),
-426 KB of which is the right-click menu. The pages load MathJax's ``startup.js`` instead,
-with the same pieces but the menu: TeX input with the packages ``tex-chtml.js`` bundles
-(others load on demand through ``autoload``), CommonHTML output, and the hidden MathML that
-screen readers read (``a11y/assistive-mml``). About 780 KB.
+**MathJax** is not loaded at all: the formulas are typeset at build time
+(``coursebook_maths``).
 
 **sphinx-design.** Its style sheet and tab script (62 KB) are kept on the pages that use
 one of its components (``sd-`` classes) only.
@@ -68,23 +65,8 @@ VIEWBOX = re.compile(r'viewBox="0 0 (\d+) (\d+)"')
 CSS_NAME = "tc-icons.css"
 
 
-# What tex-chtml.js bundles, but the menu (ui/menu).
-MATHJAX_TEX_PACKAGES = ["base", "ams", "newcommand", "noundefined", "require", "autoload",
-                        "configmacros"]
-MATHJAX_LOAD = ["input/tex-base", *(f"[tex]/{name}" for name in MATHJAX_TEX_PACKAGES[1:]),
-                "output/chtml", "a11y/assistive-mml"]
-
-
 def _configure(app: Sphinx, config: Config) -> None:
     app.add_css_file(CSS_NAME)
-    if str(config.mathjax_path).endswith("mathjax/tex-chtml.js"):  # sphinx-mathjax-offline
-        config.mathjax_path = "mathjax/startup.js"
-        settings = dict(config.mathjax3_config or {})
-        settings["loader"] = {**settings.get("loader", {}), "load": MATHJAX_LOAD}
-        tex = dict(settings.get("tex", {}))
-        tex["packages"] = {"[+]": MATHJAX_TEX_PACKAGES[1:]}
-        settings["tex"] = tex
-        config.mathjax3_config = settings
 
 
 def _icons(html: str) -> set[tuple[str, str]]:
