@@ -2,6 +2,7 @@
 # Both create .venv and install the pinned toolchain first; nothing else is needed.
 
 PYTHON ?= python3
+unexport PYTHONDONTWRITEBYTECODE
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
@@ -13,8 +14,10 @@ LOCALE := src/transformer_course/locale
 # The languages that `make book`, `make slides` and `make pdf` build (one: `make book LANGS=fr`).
 LANGS ?= en fr it
 
-# --no-compile: Python compiles a module when it is first imported; compiling every file of
-# torch, transformers and sympy at install time doubled the install's CPU time here.
+# --no-compile: Python compiles a module when it is first imported and keeps its bytecode;
+# compiling every file of torch, transformers and sympy at install time doubled the install's
+# CPU time here. A machine that sets PYTHONDONTWRITEBYTECODE (this one does) would then
+# compile torch again in every kernel, Sphinx run and test worker: make lets Python write it.
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --no-compile -r requirements.txt
