@@ -135,5 +135,6 @@ def _keep_fonts_only(mathjax: Path) -> None:
 
 
 def setup(app: Sphinx) -> dict:
-    app.connect("build-finished", _typeset_pages, priority=400)
+    # after sphinx-mathjax-offline has copied MathJax (its fonts) into _static (priority 500)
+    app.connect("build-finished", _typeset_pages, priority=800)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
