@@ -2,7 +2,7 @@
 """PDFs of the course: every deck (one page per slide) and the whole book, per language.
 
 Both are printed by Chromium (Debian's, through Playwright), from the pages the build wrote,
-so that a PDF shows exactly what the site shows: the executed outputs, the maths as MathJax
+so that a PDF shows exactly what the site shows: the executed outputs, the maths as the build
 typeset it, the figures, and the explorers, diagrams and bertviz views in their first state
 as pictures. Chromium was chosen over Sphinx's LaTeX builder because it prints the HTML
 outputs (explorers, diagrams, quizzes) as they are, needs no TeX installation (about 1 GB
@@ -162,8 +162,6 @@ def print_decks(browser, lang: str) -> list[tuple[str, int, int]]:
 
 _ARTICLE = re.compile(r'<article class="bd-article"[^>]*>(.*?)</article>', re.S)
 _HEAD_LINK = re.compile(r'<link [^>]*rel="stylesheet"[^>]*>')
-_MATHJAX = re.compile(r"<script[^>]*>(?:(?!</script>).)*?MathJax(?:(?!</script>).)*?</script>"
-                      r'|<script[^>]*src="[^"]*mathjax[^"]*"[^>]*></script>', re.S | re.I)
 
 
 def pages_in_order() -> list[str]:
@@ -186,7 +184,7 @@ def _article(lang: str, name: str) -> str:
 def _head(lang: str, first: str) -> str:
     text = (SITE / lang / f"{first}.html").read_text(encoding="utf-8")
     head = text.split("</head>", 1)[0]
-    return "\n".join(_HEAD_LINK.findall(head) + _MATHJAX.findall(head))
+    return "\n".join(_HEAD_LINK.findall(head))  # the maths are typeset already
 
 
 def _quiz_keys(lang: str, names: list[str]) -> str:
@@ -236,17 +234,9 @@ def book_html(lang: str) -> str:
             f'{"".join(parts)}{keys}</div></main></body></html>')
 
 
-def _typeset_and_wait(page) -> None:
-    page.wait_for_function(
-        "() => !window.MathJax || (MathJax.startup && MathJax.startup.promise)",
-        timeout=180_000)
-    page.evaluate("""async () => {
-      if (window.MathJax && MathJax.startup) {
-        await MathJax.startup.promise;
-        if (MathJax.typesetPromise) await MathJax.typesetPromise();
-      }
-      await document.fonts.ready;
-    }""")
+def _fonts_ready(page) -> None:
+    """Wait for the web fonts (the text's and MathJax's glyphs) before printing."""
+    page.evaluate("async () => { await document.fonts.ready; }")
 
 
 # The headings as a reader reads them: maths as its MathML's text, no "#" link.
@@ -306,7 +296,7 @@ def print_book(browser, lang: str, title: str) -> tuple[int, int]:
     page.on("pageerror", lambda error: errors.append(str(error)))
     try:
         page.goto(source.as_uri())
-        _typeset_and_wait(page)
+        _fonts_ready(page)
         body = page.pdf(format="A4", print_background=True, display_header_footer=True,
                         header_template="<span></span>", footer_template=FOOTER,
                         margin={"top": "16mm", "bottom": "18mm", "left": "15mm",
