@@ -98,14 +98,16 @@ catalogs: setup
 # that lies (no hidden check may depend on timings).
 # The package's own tests (the ones its sdist ships) run once, against the wheel installed in
 # a fresh venv (tests/test_wheel.py, TC_PACKAGE_TESTS=wheel), not a second time on the source.
-# pytest runs its modules on up to four workers (pytest-xdist, a module per worker at a time):
-# most of the time goes to Chromium and to the wheel's venv, which wait more than they compute.
+# pytest runs on four workers (pytest-xdist; a module's tests share a worker, and the longest
+# browser modules split by language: tests/conftest.py): most of the time goes to Chromium and
+# to the wheel's venv, which wait more than they compute (`-n auto` gave two workers on two
+# cores, and the CPU idled a quarter of the time).
 # Colab's runtime installs while the toolchain does (each pip install keeps one core busy).
 test:
 	$(MAKE) --no-print-directory -j2 setup colab-runtime
 	$(MAKE) --no-print-directory lint browser
 	$(MAKE) --no-print-directory -j3 book colab local
-	TC_PACKAGE_TESTS=wheel $(PY) -m pytest -n auto --maxprocesses 4 --dist loadfile
+	TC_PACKAGE_TESTS=wheel $(PY) -m pytest -n 4 --dist loadgroup
 
 bench: setup
 	$(PY) -m transformer_course.bench all
