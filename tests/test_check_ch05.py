@@ -10,6 +10,16 @@ from transformer_course import check
 # --- right answers (as in the chapter's solutions) --------------------------------------------
 
 
+def prefix_lm_mask(length, prefix):
+    i, j = torch.arange(length)[:, None], torch.arange(length)[None, :]
+    return (j <= i) | (j < prefix)
+
+
+def left_padded_causal_mask(attention_mask):
+    keys = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, L)
+    return tc.causal_mask(attention_mask.shape[-1]) & keys
+
+
 def torch_mha(mha, x, mask):
     batch, length, _ = x.shape
     allowed = mask.expand(batch, mha.num_heads, length, length)  # (B, H, L, L)
@@ -47,6 +57,30 @@ def causal_only(mha, x, mask):
 
 
 CASES = {
+    "prefix_lm_mask": (prefix_lm_mask, [
+        (lambda n, p: tc.causal_mask(n), ["L = 6, prefix = 3", "query 0 may not attend to key 1",
+                                         "in the prefix (positions 0 to 2)"]),
+        (lambda n, p: prefix_lm_mask(n, p + 1), ["one position too many", "0 to 2"]),
+        (lambda n, p: prefix_lm_mask(n, max(p - 1, 0)), ["one position too few"]),
+        (lambda n, p: prefix_lm_mask(n, p) & ~torch.eye(n, dtype=torch.bool) | (
+            torch.arange(n)[None, :] < p), ["query 3 may not attend to key 3", "causal"]),
+        (lambda n, p: prefix_lm_mask(n, p) | (torch.arange(n)[:, None] < p),
+         ["query 0 may attend to key 3", "only the prefix"]),
+        (lambda n, p: prefix_lm_mask(n, p).int(), ["dtype", "torch.bool"]),
+    ]),
+    "left_padded_causal_mask": (left_padded_causal_mask, [
+        (lambda m: tc.causal_mask(m.shape[-1]).expand(m.shape[0], 1, -1, -1),
+         ["[[0, 0, 1, 1, 1], [1, 1, 1, 1, 1], [0, 0, 0, 0, 1]]", "sequence 0", "a [PAD]"]),
+        (lambda m: m.bool()[:, None, None, :].expand(-1, 1, m.shape[1], -1),
+         ["query 0 may attend to key 2", "causal"]),
+        (lambda m: ~left_padded_causal_mask(m), ["swapped"]),
+        (lambda m: left_padded_causal_mask(m)[:, 0], ["shape", "(3, 5, 5)", "(3, 1, 5, 5)"]),
+        (lambda m: tc.causal_mask(m.shape[-1]) & m.bool()[:, None, :, None],
+         ["query 2 may attend to key 0", "[PAD]"]),
+        (lambda m: left_padded_causal_mask(m).long(), ["dtype", "torch.bool"]),
+        (lambda m: left_padded_causal_mask(m) & ~torch.eye(m.shape[-1], dtype=torch.bool),
+         ["query 2 may not attend to key 2", "a real token"]),
+    ]),
     "torch_mha": (torch_mha, [
         (not_inverted, ["causal mask", "without being inverted", "~mask"]),
         (heads_repeated, ["padding mask", "mask of another sequence", "b * H + h"]),

@@ -65,11 +65,34 @@ def shift_interleaved(k, d_model):
     return torch.block_diag(*blocks)
 
 
+def grid_encoding(height, width, d_model, *, rows_first=True):
+    half = d_model // 2
+    rows = tc.sinusoidal_encoding(height, half)[torch.arange(height).repeat_interleave(width)]
+    cols = tc.sinusoidal_encoding(width, half)[torch.arange(width).repeat(height)]
+    return torch.cat([rows, cols] if rows_first else [cols, rows], dim=1)  # (H * W, d)
+
+
 def layout_order(d_model):
     return torch.cat([torch.arange(0, d_model, 2), torch.arange(1, d_model, 2)])
 
 
 CASES = {
+    "grid_encoding": (grid_encoding, [
+        (lambda h, w, d: grid_encoding(h, w, d, rows_first=False),
+         ["height = 2, width = 3, d_model = 8", "swapped"]),
+        (lambda h, w, d: tc.sinusoidal_encoding(h * w, d), ["1-D encoding", "r * width + c"]),
+        (lambda h, w, d: torch.cat([
+            tc.sinusoidal_encoding(h, d)[:, : d // 2][torch.arange(h).repeat_interleave(w)],
+            tc.sinusoidal_encoding(w, d)[:, : d // 2][torch.arange(w).repeat(h)]], dim=1),
+         ["width d_model", "10000^(-2i/(d_model/2))"]),
+        (lambda h, w, d: torch.cat([  # patch (r, c) put in row c * height + r
+            tc.sinusoidal_encoding(h, d // 2)[torch.arange(h).repeat(w)],
+            tc.sinusoidal_encoding(w, d // 2)[torch.arange(w).repeat_interleave(h)]], dim=1),
+         ["column by column"]),
+        (lambda h, w, d: grid_encoding(h, w, d).reshape(h, w, d), ["shape", "(2, 3, 8)", "(6, 8)"]),
+        (lambda h, w, d: tc.sinusoidal_encoding(h, d)[torch.arange(h).repeat_interleave(w)]
+         + tc.sinusoidal_encoding(w, d)[torch.arange(w).repeat(h)], ["off by"]),
+    ]),
     "shift_matrix_concatenated": (shift_concatenated, [
         (shift_interleaved, ["k = 1, d_model = 8", "interleaved layout"]),
         (lambda k, d: shift_concatenated(k, d, sign=-1.0), ["the other way"]),
@@ -157,7 +180,7 @@ def test_the_translation_invariance_verdict_is_localised():
                                     - s[:, None, None] * torch.arange(q.shape[-2]))
     finally:
         tc.set_language("en")
-    assert not result and re.search(r"score -?\d+,\d+, ", result.message), result.message
+    assert not result and re.search(r"score [-\u2212]?\d+,\d+, ", result.message), result.message
 
 
 def test_the_concatenated_shift_is_the_interleaved_one_reordered():

@@ -1,5 +1,8 @@
 """Checkers of chapter 5's transfer exercises: a new idea applied somewhere new.
 
+* :func:`prefix_lm_mask`: a prompt read in both directions, the rest causal (a prefix LM);
+* :func:`left_padded_causal_mask`: a decoder's mask for prompts padded on the left, built
+  from a Hugging Face ``attention_mask``;
 * :func:`torch_mha`: a course mask (True = may attend) handed to PyTorch's
   ``nn.MultiheadAttention`` (True = blocked), the find-the-bug exercise;
 * :func:`sliding_window_mask`: local attention, each position sees a window of its past;
@@ -29,7 +32,115 @@ from ._core import (
     _shape,
 )
 
-__all__ = ["packed_causal_mask", "sliding_window_mask", "torch_mha"]
+__all__ = ["left_padded_causal_mask", "packed_causal_mask", "prefix_lm_mask", "sliding_window_mask",
+           "torch_mha"]
+
+
+# --- a prefix LM: the prompt read in both directions ---------------------------------------------
+
+def _prefix(length: int, prefix: int) -> torch.Tensor:
+    """``(L, L)``: True where j <= i or j < prefix."""
+    i = torch.arange(length)[:, None]  # queries
+    j = torch.arange(length)[None, :]  # keys
+    return (j <= i) | (j < prefix)
+
+
+def _explain_prefix(got: torch.Tensor, length: int, prefix: int, what: str) -> None:
+    """Name an off-by-one prefix, then say what the first wrong entry means."""
+    expected = _prefix(length, prefix)
+    for other, message in (
+            (prefix + 1, _("on {what} the prefix holds one position too many: it is positions "
+                           "0 to {last}")),
+            (prefix - 1, _("on {what} the prefix holds one position too few: it is positions "
+                           "0 to {last}"))):
+        if 0 <= other <= length and not torch.equal(_prefix(length, other), expected) \
+                and torch.equal(got, _prefix(length, other)):
+            raise _CheckFailedError(message.format(what=what, last=_num(prefix - 1)))
+    i, j = (int(v) for v in (got != expected).nonzero()[0])
+    if bool(got[i, j]):
+        raise _CheckFailedError(
+            _("on {what} query {i} may attend to key {j}, which comes after it and after the "
+              "prefix: only the prefix is read in both directions")
+            .format(what=what, i=_num(i), j=_num(j)))
+    if j < prefix:
+        raise _CheckFailedError(
+            _("on {what} query {i} may not attend to key {j}, which is in the prefix "
+              "(positions 0 to {last}): the prefix is read whole, in both directions")
+            .format(what=what, i=_num(i), j=_num(j), last=_num(prefix - 1)))
+    raise _CheckFailedError(
+        _("on {what} query {i} may not attend to key {j}, which is itself or a position "
+          "before it: after the prefix the mask stays causal")
+        .format(what=what, i=_num(i), j=_num(j)))
+
+
+def prefix_lm_mask(fn: Callable[[int, int], torch.Tensor]) -> CheckResult:
+    """Check ``fn(L, prefix)`` -> the ``(L, L)`` boolean mask of a prefix LM: query i may
+    attend to key j when ``j <= i`` or ``j < prefix``. The first ``prefix`` positions (a
+    prompt) see one another in both directions; the positions after them stay causal. A
+    prefix of 0 gives the causal mask, a prefix of L a mask that is True everywhere."""
+    def body(f: Callable) -> str:
+        for length, prefix in ((6, 3), (5, 0), (4, 4), (7, 2)):
+            what = _("L = {length}, prefix = {prefix}").format(length=_num(length),
+                                                               prefix=_num(prefix))
+            got = _as_tensor(_call(f, length, prefix, what=what), what=what)
+            expected = _prefix(length, prefix)
+            if got.shape == expected.shape and got.dtype == torch.bool and not torch.equal(
+                    got, expected):
+                _explain_prefix(got, length, prefix, what)
+            _compare(got, expected, what=what)
+        return _("the prefix sees itself whole and the positions after it stay causal; a "
+                 "prefix of 0 gives the causal mask")
+    return _run("prefix_lm_mask", fn, body)
+
+
+# --- left padding: a decoder's mask from a Hugging Face attention_mask --------------------------
+
+def _left_padded(attention_mask: torch.Tensor) -> torch.Tensor:
+    """``(B, 1, L, L)``: causal, and never a padding key."""
+    keys = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, L)
+    return _ref.causal_mask(attention_mask.shape[-1]) & keys
+
+
+def _explain_left_padded(got: torch.Tensor, attention_mask: torch.Tensor, what: str) -> None:
+    expected = _left_padded(attention_mask)
+    if torch.equal(got, ~expected):
+        raise _CheckFailedError(
+            _("on {what} True and False are swapped: in this course True means may attend")
+            .format(what=what))
+    b, _head, i, j = (int(v) for v in (got != expected).nonzero()[0])
+    if bool(got[b, 0, i, j]) and j > i:
+        raise _CheckFailedError(
+            _("on {what} in sequence {b}, query {i} may attend to key {j}, which comes after "
+              "it: the mask must also be causal")
+            .format(what=what, b=_num(b), i=_num(i), j=_num(j)))
+    if bool(got[b, 0, i, j]):
+        raise _CheckFailedError(
+            _("on {what} in sequence {b}, query {i} may attend to key {j}, a [PAD]: no query "
+              "may look at the padding").format(what=what, b=_num(b), i=_num(i), j=_num(j)))
+    raise _CheckFailedError(
+        _("on {what} in sequence {b}, query {i} may not attend to key {j}, a real token at or "
+          "before it").format(what=what, b=_num(b), i=_num(i), j=_num(j)))
+
+
+def left_padded_causal_mask(fn: Callable[[torch.Tensor], torch.Tensor]) -> CheckResult:
+    """Check ``fn(attention_mask)`` -> the ``(B, 1, L, L)`` boolean mask (True = may attend)
+    of a decoder's self-attention over prompts padded on the left, from a Hugging Face
+    ``attention_mask`` ``(B, L)`` of 0/1 integers (1 = real token): causal, and never a
+    padding key. The ``[PAD]`` queries at the start of a row are left with no key at all."""
+    def body(f: Callable) -> str:
+        cases = (torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1], [0, 0, 0, 0, 1]]),
+                 torch.tensor([[1, 1, 1], [0, 1, 1]]))
+        for attention_mask in cases:
+            what = _("the attention mask {mask}").format(mask=_ints(attention_mask.tolist()))
+            got = _as_tensor(_call(f, attention_mask.clone(), what=what), what=what)
+            expected = _left_padded(attention_mask)
+            if got.shape == expected.shape and got.dtype == torch.bool and not torch.equal(
+                    got, expected):
+                _explain_left_padded(got, attention_mask, what)
+            _compare(got, expected, what=what)
+        return _("causal, and never a [PAD] key: the [PAD] queries at the start of a row have "
+                 "nothing to attend to")
+    return _run("left_padded_causal_mask", fn, body)
 
 
 # --- the find-the-bug exercise: a course mask in nn.MultiheadAttention ----------------------

@@ -5,7 +5,9 @@
 * :func:`rope`: rotary position embeddings, the rotation of section 6.3 applied to queries
   and keys, so that their dot product depends on the offset only;
 * :func:`shift_matrix_concatenated`: the shift matrix M_k of section 6.3 for the other layout
-  of the table, all sines then all cosines.
+  of the table, all sines then all cosines;
+* :func:`grid_encoding`: a fixed encoding of positions with two coordinates (the patches of
+  an image), the row in one half of the vector and the column in the other.
 
 Heads are numbered from 1 in the verdicts, as in the book's prose; positions from 0, as the
 encoding's p.
@@ -32,7 +34,7 @@ from ._core import (
     _shape,
 )
 
-__all__ = ["alibi_scores", "rope", "shift_matrix_concatenated"]
+__all__ = ["alibi_scores", "grid_encoding", "rope", "shift_matrix_concatenated"]
 
 
 def _finite(got: object, shape: tuple[int, ...], *, what: str) -> torch.Tensor:
@@ -311,3 +313,65 @@ def shift_matrix_concatenated(fn: Callable[[int, int], torch.Tensor]) -> CheckRe
         return _("the rotation of each pair links columns i and i + d_model/2: the "
                  "interleaved M_k with its rows and columns reordered")
     return _run("shift_matrix_concatenated", fn, body)
+
+
+# --- positions on a grid: the row in one half, the column in the other --------------------------
+
+def _grid(height: int, width: int, d_model: int, *, swapped: bool = False,
+          by_column: bool = False, wide: bool = False) -> torch.Tensor:
+    """``(height * width, d_model)``: patch (r, c), row ``r * width + c``, holds the encoding
+    of r (width d_model/2) then that of c. The keywords give the classic mistakes: the halves
+    swapped, the patches read column by column, each half cut from a table of width d_model."""
+    half = d_model // 2
+    size = d_model if wide else half
+    rows = _sinusoidal_encoding(height, size, dtype=torch.float64)[:, :half]  # (H, d/2)
+    cols = _sinusoidal_encoding(width, size, dtype=torch.float64)[:, :half]  # (W, d/2)
+    if by_column:
+        r, c = torch.arange(height).repeat(width), torch.arange(width).repeat_interleave(height)
+    else:
+        r, c = torch.arange(height).repeat_interleave(width), torch.arange(width).repeat(height)
+    first, second = (cols[c], rows[r]) if swapped else (rows[r], cols[c])
+    return torch.cat([first, second], dim=1)  # (H * W, d)
+
+
+def _explain_grid(got: torch.Tensor, height: int, width: int, d_model: int, what: str) -> None:
+    if _matches(got, _grid(height, width, d_model, swapped=True)):
+        raise _CheckFailedError(
+            _("on {what} the two halves are swapped: the first d_model/2 columns encode the "
+              "row r, the last d_model/2 the column c").format(what=what))
+    if _matches(got, _grid(height, width, d_model, by_column=True)):
+        raise _CheckFailedError(
+            _("on {what} the patches are read column by column: patch (r, c) is row "
+              "r * width + c of the table").format(what=what))
+    if _matches(got, _sinusoidal_encoding(height * width, d_model, dtype=torch.float64)):
+        raise _CheckFailedError(
+            _("on {what} this is the 1-D encoding of the patch index r * width + c: give the "
+              "row and the column an encoding each, in one half of the vector each")
+            .format(what=what))
+    if _matches(got, _grid(height, width, d_model, wide=True)):
+        raise _CheckFailedError(
+            _("on {what} each half uses the frequencies of a table of width d_model: it is an "
+              "encoding of width d_model/2, omega_i = 10000^(-2i/(d_model/2))")
+            .format(what=what))
+
+
+def grid_encoding(fn: Callable[[int, int, int], torch.Tensor]) -> CheckResult:
+    """Check ``fn(height, width, d_model)`` -> the ``(height * width, d_model)`` table of a
+    grid of patches read row by row (patch (r, c) is row ``r * width + c``): its first
+    ``d_model/2`` columns hold the sinusoidal encoding of r and its last ``d_model/2`` that of
+    c, each an encoding of width ``d_model/2`` in the package's interleaved layout
+    (``tc.sinusoidal_encoding(height, d_model // 2)[r]``). ``d_model`` is a multiple of 4."""
+    def body(f: Callable) -> str:
+        for height, width, d_model in ((2, 3, 8), (4, 4, 16), (1, 5, 4), (3, 1, 8)):
+            what = _("height = {height}, width = {width}, d_model = {d_model}").format(
+                height=_num(height), width=_num(width), d_model=_num(d_model))
+            got = _finite(_call(f, height, width, d_model, what=what),
+                          (height * width, d_model), what=what)
+            try:
+                _compare(got, _grid(height, width, d_model), what=what, atol=1e-5)
+            except _CheckFailedError:
+                _explain_grid(got, height, width, d_model, what)
+                raise
+        return _("the row in the first half, the column in the second: the dot product of two "
+                 "patches depends on their offsets only")
+    return _run("grid_encoding", fn, body)
