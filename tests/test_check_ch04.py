@@ -267,7 +267,97 @@ def test_without_heads_speaks_french():
     assert not result and "têtes" in result.message
 
 
+# --- attention_at_offset ------------------------------------------------------------------------
+
+def at_offset(weights, offset):
+    return torch.diagonal(weights, offset=offset, dim1=-2, dim2=-1).mean(dim=(0, -1))
+
+
+def test_attention_at_offset_accepts_the_right_answer_and_a_loop():
+    assert check.attention_at_offset(at_offset)
+
+    def loop(weights, offset):  # token by token, the tokens without a neighbour skipped
+        n, heads, length, _ = weights.shape
+        total = torch.zeros(heads)
+        for i in range(length):
+            if 0 <= i + offset < length:
+                total += weights[:, :, i, i + offset].sum(0)
+        return total / (n * (length - abs(offset)))
+
+    assert check.attention_at_offset(loop)
+
+
+def test_attention_at_offset_names_rows_read_as_columns():
+    failed(check.attention_at_offset(lambda w, o: at_offset(w, -o)), "offset 1, not -1",
+           "row i holds what token i looks at")
+
+
+def test_attention_at_offset_names_zeros_for_missing_neighbours_and_a_sum():
+    failed(check.attention_at_offset(lambda w, o: at_offset(w, o) * (w.shape[-1] - abs(o))
+                                     / w.shape[-1]), "counts a zero", "the 5 tokens")
+    failed(check.attention_at_offset(
+        lambda w, o: torch.diagonal(w, offset=o, dim1=-2, dim2=-1).sum(-1).mean(0)),
+        "added up")
+
+
+def test_attention_at_offset_asks_for_one_number_per_head():
+    failed(check.attention_at_offset(
+        lambda w, o: torch.diagonal(w, offset=o, dim1=-2, dim2=-1).mean(-1)),
+        "one number per head")
+    failed(check.attention_at_offset(lambda w, o: at_offset(w, o).mean()), "shape")
+
+
+@pytest.mark.parametrize("junk", JUNK)
+def test_attention_at_offset_survives_junk(junk):
+    assert not check.attention_at_offset(junk)
+
+
+def test_attention_at_offset_speaks_italian():
+    tc.set_language("it")
+    result = check.attention_at_offset(lambda w, o: at_offset(w, -o))
+    assert not result and "riga i" in result.message and "non −1" in result.message
+
+
+# --- split_heads_strided --------------------------------------------------------------------------
+
+def strided(x, num_heads):
+    b, n, d = x.shape
+    return x.view(b, n, d // num_heads, num_heads).permute(0, 3, 1, 2)
+
+
+def test_split_heads_strided_accepts_the_right_answer_and_slices():
+    assert check.split_heads_strided(strided)
+    assert check.split_heads_strided(lambda x, h: torch.stack([x[..., j::h] for j in range(h)], 1))
+
+
+def test_split_heads_strided_names_the_contiguous_split():
+    failed(check.split_heads_strided(tc.split_heads), "contiguous slice", "1, 4, 7, 10")
+
+
+def test_split_heads_strided_names_positions_and_features_swapped():
+    failed(check.split_heads_strided(lambda x, h: strided(x, h).transpose(-2, -1)), "swapped",
+           "(2, 3, 5, 4)")
+
+
+def test_split_heads_strided_is_the_usual_split_after_a_reordering():
+    x = torch.randn(2, 5, 12)
+    order = torch.arange(12).view(4, 3).T.reshape(-1)  # head by head: 0, 3, 6, 9, 1, 4, ...
+    assert torch.equal(strided(x, 3), tc.split_heads(x[..., order], 3))
+
+
+@pytest.mark.parametrize("junk", JUNK)
+def test_split_heads_strided_survives_junk(junk):
+    assert not check.split_heads_strided(junk)
+
+
+def test_split_heads_strided_speaks_french():
+    tc.set_language("fr")
+    result = check.split_heads_strided(tc.split_heads)
+    assert not result and "têtes" in result.message and "contiguë" in result.message
+
+
 def test_every_checker_of_the_chapter_is_exported_and_tested_here():
-    assert set(check.ch04.__all__) == {"attention_parameter_count", "grouped_query_attention",
-                                       "heads_of_any_width", "without_heads"}
+    assert set(check.ch04.__all__) == {"attention_at_offset", "attention_parameter_count",
+                                       "grouped_query_attention", "heads_of_any_width",
+                                       "split_heads_strided", "without_heads"}
     assert all(name in check.__all__ for name in check.ch04.__all__)

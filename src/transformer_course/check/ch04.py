@@ -6,7 +6,12 @@
 * :func:`attention_parameter_count`: the number of parameters of such a layer, checked
   against modules built by torch (and the package's own when the sizes are the usual ones);
 * :func:`without_heads`: a trained layer with some heads switched off (their outputs zeroed
-  before ``W_o``), the experiment behind head pruning.
+  before ``W_o``), the experiment behind head pruning;
+* :func:`attention_at_offset`: how much weight each head gives to the token a fixed number of
+  places away (the previous one, the next one), the measure behind a claim about a
+  positional head, tested on many sentences against a control;
+* :func:`split_heads_strided`: another way to cut the features into heads, every h-th feature
+  to the same head, which is the usual split after a reordering of the features.
 
 Heads are numbered from 1 in the verdicts, as in the book's prose; the functions a reader
 writes take indices counted from 0, and the verdicts say so wherever both appear.
@@ -35,11 +40,12 @@ from ._core import (
     _kind,
     _num,
     _run,
+    _scores,
     _shape,
 )
 
-__all__ = ["attention_parameter_count", "grouped_query_attention", "heads_of_any_width",
-           "without_heads"]
+__all__ = ["attention_at_offset", "attention_parameter_count", "grouped_query_attention",
+           "heads_of_any_width", "split_heads_strided", "without_heads"]
 
 
 def _heads(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, w_v: torch.Tensor,
@@ -371,3 +377,115 @@ def without_heads(fn: Callable[..., torch.Tensor]) -> CheckResult:
         return _("a switched-off head adds nothing to the concatenation; W_o and its bias "
                  "stay as they are")
     return _run("without_heads", fn, body)
+
+
+# --- a claim about a head: the weight at a fixed offset ----------------------------------------
+
+def _at_offset(weights: torch.Tensor, offset: int) -> torch.Tensor:
+    """``(N, H, L, L)`` -> ``(H,)``: the mean of ``weights[n, h, i, i + offset]`` over the
+    sentences n and the tokens i that have a token ``offset`` places away."""
+    band = torch.diagonal(weights, offset=offset, dim1=-2, dim2=-1)  # (N, H, L - |offset|)
+    return band.mean(dim=(0, -1))  # (H,)
+
+
+def _explain_offset(got: torch.Tensor, weights: torch.Tensor, offset: int, what: str) -> None:
+    n, heads, length, _length = weights.shape
+    expected = _at_offset(weights, offset)
+    have = length - abs(offset)
+    if got.shape == (n, heads) and _matches(
+            got, torch.diagonal(weights, offset=offset, dim1=-2, dim2=-1).mean(-1)):
+        raise _CheckFailedError(
+            _("on {what} it returned one number per sentence and head: average over the "
+              "sentences too, to get one number per head").format(what=what))
+    if got.shape != expected.shape:
+        return
+    if offset and _matches(got, _at_offset(weights, -offset)):
+        raise _CheckFailedError(
+            _("on {what} this is the weight at offset {wrong}, not {offset}: row i holds what "
+              "token i looks at, so read column i + offset of row i, not row i + offset of "
+              "column i").format(what=what, wrong=_num(-offset), offset=_num(offset)))
+    if offset and _matches(got, expected * have / length):
+        raise _CheckFailedError(
+            ngettext("on {what} the average counts a zero for the {missing} token that has no "
+                     "token at offset {offset}: average over the {count} tokens that have one",
+                     "on {what} the average counts a zero for the {missing} tokens that have no "
+                     "token at offset {offset}: average over the {count} tokens that have one",
+                     abs(offset)).format(what=what, missing=_num(abs(offset)),
+                                         offset=_num(offset), count=_num(have)))
+    if have > 1 and _matches(got, expected * have):
+        raise _CheckFailedError(
+            _("on {what} the weights are added up over the tokens, not averaged").format(
+                what=what))
+
+
+def attention_at_offset(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """Check ``fn(weights, offset)`` -> ``(H,)``: for the attention weights ``(N, H, L, L)`` of
+    N sentences of L tokens (row i: what token i looks at) and for each head, the weight that
+    a token gives to the token ``offset`` places away (-1: the one before, +1: the one after,
+    0: itself), averaged over the tokens that have such a token and over the sentences."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(44)
+        for n, heads, length, offset in ((3, 4, 6, -1), (3, 4, 6, 1), (2, 3, 7, -2),
+                                         (2, 3, 5, 0), (4, 2, 6, 3)):
+            weights = torch.softmax(2 * torch.randn(n, heads, length, length, generator=g), -1)
+            previous = torch.eye(length).roll(-1, dims=-1)  # row i: a one at i - 1
+            previous[0] = torch.eye(length)[0]  # the first token has no token before it
+            weights[:, 0] = previous  # head 1 looks at the token before, exactly
+            what = _("{n} sentences of {length} tokens, {heads} heads, offset {offset}").format(
+                n=_num(n), length=_num(length), heads=_num(heads), offset=_num(offset))
+            got = _call(f, weights.clone(), offset, what=what)
+            try:
+                _compare(got, _at_offset(weights, offset), what=what)
+            except _CheckFailedError:
+                if isinstance(got, torch.Tensor):
+                    _explain_offset(_as_tensor(got, what=what), weights, offset, what)
+                raise
+        return _("for each head, what a token gives to the token that many places away, "
+                 "averaged over the tokens that have one and over the sentences")
+    return _run("attention_at_offset", fn, body)
+
+
+# --- another split: every h-th feature to the same head -----------------------------------------
+
+def _strided(x: torch.Tensor, num_heads: int) -> torch.Tensor:
+    """``(B, L, d)`` -> ``(B, h, L, d / h)``; head j gets the features j, j + h, j + 2h..."""
+    batch, length, width = x.shape
+    return x.view(batch, length, width // num_heads, num_heads).permute(0, 3, 1, 2)
+
+
+def _explain_strided(got: torch.Tensor, x: torch.Tensor, heads: int, what: str) -> None:
+    batch, length, width = x.shape
+    d_head = width // heads
+    if _matches(got, _ref.split_heads(x, heads)):
+        raise _CheckFailedError(
+            _("on {what} the head of index 1 gets the features {got}, the contiguous slice of "
+              "section 4.3; here it gets the features 1, 1 + h, 1 + 2h and so on: {expected}")
+            .format(what=what, got=", ".join(_num(i) for i in range(d_head, 2 * d_head)),
+                    expected=", ".join(_num(1 + i * heads) for i in range(d_head))))
+    if got.shape == (batch, heads, d_head, length):
+        raise _CheckFailedError(
+            _("on {what} the shape is {got}: the positions and the features of each head are "
+              "swapped, expected (B, h, L, d_head) = {expected}").format(
+                what=what, got=_shape(got.shape),
+                expected=_shape((batch, heads, length, d_head))))
+
+
+def split_heads_strided(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> CheckResult:
+    """Check ``fn(x, num_heads)``: ``(B, L, d_model) -> (B, h, L, d_head)``, the head of index
+    j getting the features of indices ``j, j + h, ..., j + (d_head - 1) h`` in that order
+    (every h-th feature), instead of a contiguous slice."""
+    def body(f: Callable) -> str:
+        x = _scores(45, 2, 5, 12)
+        for heads in (3, 4, 1, 12, 2):
+            what = ngettext("x {shape} with {heads} head", "x {shape} with {heads} heads",
+                            heads).format(shape=_shape(x.shape), heads=_num(heads))
+            got = _call(f, x.clone(), heads, what=what)
+            try:
+                _compare(got, _strided(x, heads), what=what, exact=True)
+            except _CheckFailedError:
+                if isinstance(got, torch.Tensor):
+                    _explain_strided(_as_tensor(got, what=what), x, heads, what)
+                raise
+        return _("every h-th feature goes to the same head, in order: the split of section 4.3 "
+                 "after a reordering of the features")
+    return _run("split_heads_strided", fn, body)
