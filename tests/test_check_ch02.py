@@ -209,6 +209,143 @@ def test_stacked_self_attention_counts_layers_in_the_readers_language():
         tc.set_language("en")
 
 
+# --- soft_maximum ------------------------------------------------------------------------------
+
+def soft_maximum(scores, beta):
+    top = scores.max(dim=-1, keepdim=True).values
+    return top.squeeze(-1) + torch.exp(beta * (scores - top)).sum(dim=-1).log() / beta
+
+
+def test_soft_maximum_right_answers_pass():
+    result = check.soft_maximum(soft_maximum)
+    assert result, result
+    assert check.soft_maximum(lambda s, b: torch.logsumexp(b * s, dim=-1) / b)
+
+
+def test_soft_maximum_gradient_is_the_soft_argmax():
+    s = torch.tensor([6.0, 5.0, 2.0, -3.0], dtype=torch.float64, requires_grad=True)
+    for beta in (0.1, 1.0, 5.0):
+        (gradient,) = torch.autograd.grad(soft_maximum(s, beta), s)
+        assert torch.allclose(gradient, tc.soft_argmax(s.detach(), beta))
+        assert 6 < soft_maximum(s.detach(), beta) < 6 + math.log(4) / beta
+
+
+def test_soft_maximum_wrong_answers_say_why():
+    def naive(s, b):  # exp(1000) overflows
+        return (b * s).exp().sum(-1).log() / b
+    result = check.soft_maximum(naive)
+    assert not result and "overflows" in result.message and "as large as 1,000" in result.message
+
+    def times_beta(s, b):
+        return torch.logsumexp(b * s, dim=-1)
+    assert "beta times the soft maximum" in check.soft_maximum(times_beta).message
+
+    def keepdim(s, b):
+        return torch.logsumexp(b * s, dim=-1, keepdim=True) / b
+    assert "keepdim=False" in check.soft_maximum(keepdim).message
+
+    def weights(s, b):
+        return torch.softmax(b * s, dim=-1)
+    assert "it returned the weights" in check.soft_maximum(weights).message
+
+    def no_beta(s, b):
+        return torch.logsumexp(s, dim=-1)
+    assert "beta is left out" in check.soft_maximum(no_beta).message
+
+    def plain(s, b):
+        return s.max(dim=-1).values
+    assert "plain maximum" in check.soft_maximum(plain).message
+
+    def not_added_back(s, b):
+        return torch.exp(b * (s - s.max(dim=-1, keepdim=True).values)).sum(-1).log() / b
+    assert "was not added back" in check.soft_maximum(not_added_back).message
+
+    def log_mean(s, b):
+        return (torch.logsumexp(b * s, dim=-1) - math.log(s.shape[-1])) / b
+    assert "mean of the exponentials" in check.soft_maximum(log_mean).message
+
+
+def test_soft_maximum_junk_fails_without_crashing():
+    assert_junk_fails(check.soft_maximum)
+
+
+# --- peak_beta ---------------------------------------------------------------------------------
+
+def peak_beta(scores, j):
+    if scores[j] >= scores.max():
+        return math.inf
+    if scores[j] <= scores.mean():
+        return 0.0
+
+    def above(beta):
+        return bool(scores[j] > torch.softmax(beta * scores, dim=-1) @ scores)
+
+    low, high = 0.0, 1.0
+    while above(high):
+        high *= 2
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (middle, high) if above(middle) else (low, middle)
+    return (low + high) / 2
+
+
+def test_peak_beta_right_answers_pass():
+    result = check.peak_beta(peak_beta)
+    assert result, result
+    assert check.peak_beta(lambda s, j: torch.tensor(peak_beta(s, j)))  # a one-element tensor
+
+
+def test_peak_beta_finds_the_peak_of_the_chapter():
+    scores = torch.tensor([6.0, 5.0, 2.0, -3.0], dtype=torch.float64)
+    top = peak_beta(scores, 1)
+    assert round(top, 4) == 0.3643 and round(float(tc.soft_argmax(scores, top)[1]), 4) == 0.3535
+    grid = torch.linspace(0, 2, 20001, dtype=torch.float64)
+    weights = torch.stack([tc.soft_argmax(scores, float(b))[1] for b in grid])
+    assert abs(float(grid[weights.argmax()]) - top) < 2e-4
+    from transformer_course.check.ch02 import _peak
+    drawn = torch.randn(7, generator=torch.Generator().manual_seed(205), dtype=torch.float64) * 2
+    assert 0 < _peak(drawn, int(drawn.argsort()[-3])) < math.inf  # the checker's random case
+
+
+def test_peak_beta_wrong_answers_say_why():
+    def temperature(s, j):
+        b = peak_beta(s, j)
+        return 1 / b if 0 < b < math.inf else b
+    assert "temperature T = 1 / beta" in check.peak_beta(temperature).message
+
+    def capped(s, j):  # a bisection's upper bound instead of infinity
+        return min(peak_beta(s, j), 1e6)
+    assert "return math.inf" in check.peak_beta(capped).message
+
+    def always_inf(s, j):
+        return math.inf
+    assert "does not have the best score" in check.peak_beta(always_inf).message
+
+    def next_one(s, j):
+        return peak_beta(s, j + 1) if j + 1 < len(s) else 0.0
+    result = check.peak_beta(next_one)
+    assert not result and "expected" in result.message
+
+    def previous_one(s, j):
+        return peak_beta(s, j - 1) if j > 0 else peak_beta(s, j)
+    assert "counts from 0" in check.peak_beta(previous_one).message
+
+    def weight(s, j):
+        b = peak_beta(s, j)
+        return float(torch.softmax(b * s, -1)[j]) if 0 < b < math.inf else b
+    assert "the largest weight itself" in check.peak_beta(weight).message
+
+    def never_zero(s, j):
+        return math.inf if s[j] >= s.max() else max(peak_beta(s, j), 0.3)
+    assert "expected 0" in check.peak_beta(never_zero).message
+
+
+def test_peak_beta_junk_fails_without_crashing():
+    assert_junk_fails(check.peak_beta)
+    assert "got NaN" in check.peak_beta(lambda s, j: float("nan")).message
+
+
 def test_every_checker_of_the_chapter_is_exported_and_tested_here():
-    assert set(check.ch02.__all__) == {"additive_scores", "recover_beta", "stacked_self_attention"}
+    assert set(check.ch02.__all__) == {"additive_scores", "peak_beta", "recover_beta",
+                                       "soft_maximum", "stacked_self_attention"}
     assert all(name in check.__all__ for name in check.ch02.__all__)

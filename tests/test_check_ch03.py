@@ -159,8 +159,8 @@ def test_messages_use_the_readers_number_format():
 
 
 def test_every_checker_of_the_chapter_is_exported_and_tested_here():
-    assert set(check.ch03.__all__) == {"beta_for_weight", "cosine_lookup", "mha_projections",
-                                       "score_variance"}
+    assert set(check.ch03.__all__) == {"beta_for_weight", "chunked_attention", "cosine_lookup",
+                                       "lookup_spread", "mha_projections", "score_variance"}
     assert all(name in check.__all__ for name in check.ch03.__all__)
 
 
@@ -272,3 +272,137 @@ def test_mha_projections_speaks_the_readers_language():
     tc.set_language("fr")
     result = check.mha_projections(lambda m, q, k, v: mha_projections(m, q, q, q))
     assert not result and "attention croisée" in result.message
+
+
+# --- lookup_spread ------------------------------------------------------------------------------
+
+def lookup_spread(query, keys, values, beta):
+    weights = torch.softmax(beta * (keys @ query), dim=-1)
+    mean = weights @ values
+    return mean, (weights @ (values - mean) ** 2).sqrt()
+
+
+def test_lookup_spread_accepts_the_right_answer_and_matches_the_recipe_book():
+    assert check.lookup_spread(lookup_spread)
+    keys = torch.tensor([[1.0, 1.0, 0.2], [1.0, 0.0, 0.0], [0.0, 0.2, 1.0], [0.1, 1.0, 1.0],
+                         [0.3, 1.0, 0.3]])
+    values = torch.tensor([[90.0, 650.0], [20.0, 700.0], [60.0, 250.0], [50.0, 350.0],
+                           [30.0, 800.0]])
+    query = torch.tensor([0.9, 0.9, 0.0])
+    mean, spread = lookup_spread(query, keys, values, 0.0)
+    assert torch.allclose(spread, values.std(dim=0, correction=0))  # beta = 0: all equal
+    mean, spread = lookup_spread(query, keys, values, 1.0)
+    assert torch.allclose(mean, tc.attention(query[None], keys, values, beta=1.0)[0][0])
+    assert lookup_spread(query, keys, values, 40.0)[1].max() < 1e-3  # hard retrieval: no spread
+
+
+def test_lookup_spread_names_the_classic_mistakes():
+    def variance(q, k, v, b):
+        mean, spread = lookup_spread(q, k, v, b)
+        return mean, spread**2
+    failed(check.lookup_spread(variance), "the variance", "square root")
+
+    def unweighted(q, k, v, b):
+        return lookup_spread(q, k, v, b)[0], v.std(dim=0)
+    failed(check.lookup_spread(unweighted), "every value counts the same")
+
+    def plain_mean(q, k, v, b):
+        weights = torch.softmax(b * (k @ q), dim=-1)
+        return weights @ v, (weights @ (v - v.mean(dim=0)) ** 2).sqrt()
+    failed(check.lookup_spread(plain_mean), "plain mean of the values")
+
+    def absolute(q, k, v, b):
+        weights = torch.softmax(b * (k @ q), dim=-1)
+        mean = weights @ v
+        return mean, weights @ (v - mean).abs()
+    failed(check.lookup_spread(absolute), "absolute deviations")
+
+    def mean_only(q, k, v, b):
+        return lookup_spread(q, k, v, b)[0]
+    failed(check.lookup_spread(mean_only), "expected a tuple (mean, spread)")
+
+    def default_scale(q, k, v, b):  # tc.attention's 1 / sqrt(d) instead of beta
+        mean = tc.attention(q[None], k, v)[0][0]
+        return mean, lookup_spread(q, k, v, b)[1]
+    failed(check.lookup_spread(default_scale), "(the mean)")
+
+
+@pytest.mark.parametrize("junk", [*JUNK, lambda *a: (None, None), lambda *a: (torch.zeros(2),)])
+def test_lookup_spread_survives_junk(junk):
+    assert not check.lookup_spread(junk)
+
+
+# --- chunked_attention ----------------------------------------------------------------------------
+
+def chunked_attention(q, k, v, chunk):
+    scale = 1 / math.sqrt(k.shape[-1])
+    top = torch.full((*q.shape[:-1], 1), -math.inf, dtype=q.dtype)
+    total = torch.zeros_like(top)
+    mixed = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype)
+    for start in range(0, k.shape[-2], chunk):
+        block = q @ k[..., start:start + chunk, :].transpose(-2, -1) * scale
+        new_top = torch.maximum(top, block.amax(dim=-1, keepdim=True))
+        rescale = torch.exp(top - new_top)
+        e = torch.exp(block - new_top)
+        total = total * rescale + e.sum(dim=-1, keepdim=True)
+        mixed = mixed * rescale + e @ v[..., start:start + chunk, :]
+        top = new_top
+    return mixed / total
+
+
+def test_chunked_attention_accepts_the_right_answer_on_any_block_size():
+    assert check.chunked_attention(chunked_attention)
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 3, n, 8, generator=g) for n in (5, 13, 13))
+    for chunk in (1, 4, 13, 20):
+        expected = F.scaled_dot_product_attention(q, k, v)
+        assert torch.allclose(chunked_attention(q, k, v, chunk), expected, atol=1e-5)
+
+
+def test_chunked_attention_refuses_the_whole_score_matrix():
+    for whole in (lambda q, k, v, c: F.scaled_dot_product_attention(q, k, v),
+                  lambda q, k, v, c: tc.attention(q, k, v)[0]):
+        failed(check.chunked_attention(whole), "the whole score matrix", "(2, 3, 11)")
+
+    def concatenated(q, k, v, chunk):  # the blocks' scores put back together
+        parts = [q @ k[..., s:s + chunk, :].transpose(-2, -1) for s in range(0, k.shape[-2], chunk)]
+        return torch.softmax(torch.cat(parts, dim=-1) / math.sqrt(q.shape[-1]), dim=-1) @ v
+    failed(check.chunked_attention(concatenated), "the whole score matrix")
+
+
+def test_chunked_attention_names_the_classic_mistakes():
+    from transformer_course.check.ch03 import _blocks
+
+    def no_maximum(q, k, v, chunk):
+        total, mixed = 0, 0
+        for s in range(0, k.shape[-2], chunk):
+            e = torch.exp(q @ k[..., s:s + chunk, :].transpose(-2, -1) / math.sqrt(q.shape[-1]))
+            total, mixed = total + e.sum(-1, keepdim=True), mixed + e @ v[..., s:s + chunk, :]
+        return mixed / total
+    failed(check.chunked_attention(no_maximum), "not finite", "running maximum")
+    failed(check.chunked_attention(lambda q, k, v, c: _blocks(q, k, v, c, rescale=False)),
+           "not rescaled")
+    failed(check.chunked_attention(lambda q, k, v, c: _blocks(q, k, v, c, normalise=False)),
+           "not divided by the sum of the exponentials")
+    failed(check.chunked_attention(lambda q, k, v, c: _blocks(q, k, v, c, average=True)),
+           "normalised on its own")
+
+    def unscaled(q, k, v, chunk):
+        return chunked_attention(q * math.sqrt(q.shape[-1]), k, v, chunk)
+    failed(check.chunked_attention(unscaled), "not divided by sqrt(d_k) = 2.24")
+
+
+@pytest.mark.parametrize("junk", JUNK)
+def test_chunked_attention_survives_junk(junk):
+    assert not check.chunked_attention(junk)
+
+
+def test_the_new_checkers_speak_the_readers_language():
+    tc.set_language("fr")
+    assert "toute la matrice des scores" in check.chunked_attention(
+        lambda q, k, v, c: F.scaled_dot_product_attention(q, k, v)).message
+    tc.set_language("it")
+    def variance(q, k, v, b):
+        mean, spread = lookup_spread(q, k, v, b)
+        return mean, spread**2
+    assert "radice quadrata" in check.lookup_spread(variance).message

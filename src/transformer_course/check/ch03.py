@@ -1,5 +1,9 @@
 """Checkers of chapter 3's transfer exercises: a new idea applied somewhere new.
 
+* :func:`lookup_spread`: the soft answer of a dictionary and how much the values it blends
+  disagree, their standard deviation under the same weights;
+* :func:`chunked_attention`: scaled dot-product attention computed one block of keys at a
+  time, with a running maximum and running sums, never holding the whole score matrix;
 * :func:`cosine_lookup`: a soft dictionary whose similarity is the cosine of the angle
   between the query and each key (attention that sees orientation only);
 * :func:`beta_for_weight`: the inverse temperature at which the best key gets a chosen
@@ -15,8 +19,10 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable
+from typing import Any
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from .. import functional as _ref
 from ..i18n import format_number, get_language
@@ -34,7 +40,8 @@ from ._core import (
     _shape,
 )
 
-__all__ = ["beta_for_weight", "cosine_lookup", "mha_projections", "score_variance"]
+__all__ = ["beta_for_weight", "chunked_attention", "cosine_lookup", "lookup_spread",
+           "mha_projections", "score_variance"]
 
 
 def _real(got: object, *, what: str) -> float:
@@ -68,6 +75,232 @@ def _numbers(values: list[float], decimals: int) -> str:
 
 def _close(a: float, b: float, *, rel: float = 1e-4) -> bool:
     return math.isclose(a, b, rel_tol=rel, abs_tol=1e-9)
+
+
+# --- the soft answer and its spread ------------------------------------------------------------
+
+def _spread_reference(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+                      beta: float) -> tuple[torch.Tensor, torch.Tensor]:
+    weights = _ref.soft_argmax(keys @ query, beta)                 # (m,): one per key
+    mean = weights @ values                                        # (d_v,)
+    spread = (weights @ (values - mean) ** 2).sqrt()               # (d_v,)
+    return mean, spread
+
+
+def lookup_spread(fn: Callable[..., tuple]) -> CheckResult:
+    """Check ``fn(query, keys, values, beta) -> (mean, spread)``: the soft answer of a
+    dictionary, ``mean = sum_j a_j v_j`` with ``a = softmax(beta * keys @ query)``, and for
+    every value feature the standard deviation of the values under the same weights,
+    ``spread = sqrt(sum_j a_j (v_j - mean)**2)``; ``query`` ``(d,)``, ``keys`` ``(m, d)``,
+    ``values`` ``(m, d_v)``, both results ``(d_v,)``."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(32)
+        keys = torch.randn(5, 3, generator=g, dtype=torch.float64)
+        values = torch.randn(5, 2, generator=g, dtype=torch.float64) * 10 + 50
+        query = torch.randn(3, generator=g, dtype=torch.float64)
+        cases = [
+            (_("soft retrieval with beta = {beta}").format(beta=_num(1)), query, keys, values,
+             1.0),
+            (_("beta = 0"), query, keys, values, 0.0),
+            (_("soft retrieval with beta = {beta}").format(beta=_num(40)), query, keys, values,
+             40.0),
+            (_("{m} keys in {d} dimensions, values of size {d_v}, beta = {beta}").format(
+                m=_num(7), d=_num(4), d_v=_num(3), beta=_num(2)),
+             torch.randn(4, generator=g, dtype=torch.float64),
+             torch.randn(7, 4, generator=g, dtype=torch.float64),
+             torch.randn(7, 3, generator=g, dtype=torch.float64) * 5, 2.0),
+        ]
+        for what, q, k, v, beta in cases:
+            got = _call(f, q.clone(), k.clone(), v.clone(), beta, what=what)
+            if isinstance(got, torch.Tensor):
+                raise _CheckFailedError(
+                    _("on {what} it returned one tensor, expected a tuple (mean, spread): the "
+                      "soft answer and the standard deviation of the values").format(what=what))
+            mean, spread = _parts(got, 2, "(mean, spread)", what=what)
+            expected_mean, expected_spread = _spread_reference(q, k, v, beta)
+            _compare(mean, expected_mean,
+                     what=_("{what} (the mean)").format(what=what), atol=1e-4)
+            what_spread = _("{what} (the spread)").format(what=what)
+            try:
+                _compare(spread, expected_spread, what=what_spread, atol=1e-4)
+            except _CheckFailedError:
+                _explain_spread(spread, q, k, v, beta, expected_mean, expected_spread,
+                                what_spread)
+                raise
+        return _("the soft answer is the mean of the values under the weights, and their "
+                 "spread says how much the blended values disagree")
+    return _run("lookup_spread", fn, body)
+
+
+def _explain_spread(got: object, query: torch.Tensor, keys: torch.Tensor,
+                    values: torch.Tensor, beta: float, mean: torch.Tensor,
+                    spread: torch.Tensor, what: str) -> None:
+    """Name the classic mistakes of the weighted standard deviation."""
+    try:
+        got = _as_tensor(got, what=what)
+    except _CheckFailedError:
+        return
+    if not got.is_floating_point() or got.shape != spread.shape:
+        return
+    got = got.to(torch.float64)
+    weights = _ref.soft_argmax(keys @ query, beta)
+    plain = values.mean(dim=0)
+    candidates = (
+        (spread**2, _("on {what} it returned the variance: the spread is its square root")),
+        (values.std(dim=0, correction=0),
+         _("on {what} every value counts the same: weigh each squared deviation by the weight "
+           "a_j of its key")),
+        (values.std(dim=0),
+         _("on {what} every value counts the same: weigh each squared deviation by the weight "
+           "a_j of its key")),
+        ((weights @ (values - plain) ** 2).sqrt(),
+         _("on {what} the deviations are measured from the plain mean of the values: measure "
+           "them from the soft answer, the weighted mean")),
+        ((weights @ (values - mean).abs()),
+         _("on {what} it averages the absolute deviations: the standard deviation is the "
+           "square root of the weighted mean of the squared deviations")),
+    )
+    for wrong, message in candidates:
+        if torch.allclose(got, wrong, atol=1e-4) and not torch.allclose(wrong, spread,
+                                                                          atol=1e-4):
+            raise _CheckFailedError(message.format(what=what))
+
+
+# --- attention one block of keys at a time --------------------------------------------------------
+
+class _Watch(TorchDispatchMode):
+    """Records the shape of every tensor the reader's function creates."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shapes: list[tuple[int, ...]] = []
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        for item in out if isinstance(out, (tuple, list)) else (out,):
+            if isinstance(item, torch.Tensor):
+                self.shapes.append(tuple(item.shape))
+        return out
+
+
+def _sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, scale: float | None = None,
+          ) -> torch.Tensor:
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    weights = torch.softmax(q @ k.transpose(-2, -1) * scale, dim=-1)  # (..., L_q, L_k)
+    return weights @ v  # (..., L_q, d_v)
+
+
+def _blocks(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, chunk: int, *,
+            rescale: bool = True, normalise: bool = True, average: bool = False
+            ) -> torch.Tensor:
+    """Chunked attention and its classic mistakes: old sums not rescaled when the maximum
+    grows, no final division, or each block normalised alone and the blocks averaged."""
+    scale = 1 / math.sqrt(q.shape[-1])
+    top = torch.full((*q.shape[:-1], 1), -math.inf, dtype=q.dtype)  # (..., L_q, 1)
+    total = torch.zeros_like(top)
+    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype)  # (..., L_q, d_v)
+    outputs = []
+    for start in range(0, k.shape[-2], chunk):
+        s = q @ k[..., start:start + chunk, :].transpose(-2, -1) * scale  # (..., L_q, c)
+        block_values = v[..., start:start + chunk, :]
+        if average:
+            outputs.append(torch.softmax(s, dim=-1) @ block_values)
+            continue
+        new_top = torch.maximum(top, s.max(dim=-1, keepdim=True).values)
+        keep = torch.exp(top - new_top) if rescale else torch.ones_like(top)
+        e = torch.exp(s - new_top)
+        total = total * keep + e.sum(dim=-1, keepdim=True)
+        acc = acc * keep + e @ block_values
+        top = new_top
+    if average:
+        return torch.stack(outputs).mean(dim=0)
+    return acc / total if normalise else acc
+
+
+def chunked_attention(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """Check ``fn(Q, K, V, chunk)`` -> ``softmax(Q K^T / sqrt(d_k)) V`` for ``Q``
+    ``(..., L_q, d_k)``, ``K`` ``(..., L_k, d_k)`` and ``V`` ``(..., L_k, d_v)``, computed
+    ``chunk`` keys at a time: the checker watches every tensor the function creates, and one
+    with both ``L_q`` and ``L_k`` in its last two dimensions (the whole score matrix) fails.
+    One case has scores above a thousand, so the running maximum is needed."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(33)
+
+        def draw(*shape: int, scale: float = 1.0) -> torch.Tensor:
+            return torch.randn(*shape, generator=g, dtype=torch.float64) * scale
+
+        q, k, v = draw(2, 3, 5), draw(2, 11, 5), draw(2, 11, 4)
+        cases = [
+            (_("Q {q}, K {k}, V {v}, chunk = {chunk}"), q, k, v, 4),
+            (_("Q {q}, K {k}, V {v}, chunk = {chunk}"), q, k, v, 1),
+            (_("Q {q}, K {k}, V {v}, chunk = {chunk} (one block)"), q, k, v, 16),
+            (_("Q {q}, K {k}, V {v}, chunk = {chunk}"), draw(3, 5), draw(11, 5), draw(11, 4), 3),
+            (_("scores up to about {big}: Q {q}, K {k}, V {v}, chunk = {chunk}"),
+             draw(2, 3, 5, scale=20), draw(2, 11, 5, scale=20), v, 4),
+        ]
+        for template, q, k, v, chunk in cases:
+            big = float((q @ k.transpose(-2, -1)).abs().max() / math.sqrt(q.shape[-1]))
+            what = template.format(q=_shape(q.shape), k=_shape(k.shape), v=_shape(v.shape),
+                                   chunk=_num(chunk), big=_num(round(big, -2)))
+            watch = _Watch()
+            with watch:
+                got = _call(f, q.clone(), k.clone(), v.clone(), chunk, what=what)
+            l_q, l_k = q.shape[-2], k.shape[-2]
+            full = [shape for shape in watch.shapes
+                    if len(shape) >= 2 and sorted(shape[-2:]) == sorted((l_q, l_k))]
+            expected = _sdpa(q, k, v)
+            try:
+                _compare(got, expected, what=what, atol=1e-6)
+            except _CheckFailedError:
+                _explain_chunked(got, q, k, v, chunk, what)
+                raise
+            if full and chunk < l_k:
+                raise _CheckFailedError(
+                    _("on {what} it built a tensor of shape {shape}, the whole score matrix: "
+                      "keep only the scores of one block of {chunk} keys at a time").format(
+                        what=what, shape=_shape(full[0]), chunk=_num(chunk)))
+        return _("the same output as scaled dot-product attention, one block of keys at a "
+                 "time, with a running maximum and running sums")
+    return _run("chunked_attention", fn, body)
+
+
+def _explain_chunked(got: object, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                     chunk: int, what: str) -> None:
+    """Name the classic mistakes of attention computed block by block."""
+    try:
+        got = _as_tensor(got, what=what)
+    except _CheckFailedError:
+        return
+    expected = _sdpa(q, k, v)
+    if not got.is_floating_point() or got.shape != expected.shape:
+        return
+    if not bool(torch.isfinite(got).all()):
+        raise _CheckFailedError(
+            _("on {what} the result is not finite: subtract the running maximum before the "
+              "exponential, and when it grows multiply the old sums by exp(m_old - m_new)")
+            .format(what=what))
+    got = got.to(torch.float64)
+    candidates = (
+        (_sdpa(q, k, v, scale=1.0),
+         _("on {what} the scores are not divided by sqrt(d_k) = {root}")),
+        (_blocks(q, k, v, chunk, rescale=False),
+         _("on {what} the sums of the earlier blocks were not rescaled when the maximum grew: "
+           "multiply them by exp(m_old - m_new)")),
+        (_blocks(q, k, v, chunk, normalise=False),
+         _("on {what} the weighted sum of the values is not divided by the sum of the "
+           "exponentials")),
+        (_blocks(q, k, v, chunk, average=True),
+         _("on {what} each block is normalised on its own and the blocks are averaged: a "
+           "block's share of the weight depends on its sum of exponentials, not on its "
+           "size")),
+    )
+    for wrong, message in candidates:
+        if bool(torch.isfinite(wrong).all()) and torch.allclose(got, wrong, atol=1e-6) \
+                and not torch.allclose(wrong, expected, atol=1e-6):
+            raise _CheckFailedError(message.format(what=what,
+                                                   root=format_number(math.sqrt(q.shape[-1]),
+                                                                      2)))
 
 
 # --- a soft dictionary that compares directions only --------------------------------------------
