@@ -144,7 +144,7 @@ def test_scientific_numbers_are_powers_of_ten_never_e_notation():
         assert tc.format_number(4.54e-19) == text
         assert "E" not in tc.format_number(3.32e-5) + tc.format_number(-2.5e21)
     tc.set_language("fr")
-    assert tc.format_number(-2.5e21) == "-2,5\u00a0·\u00a010²¹"
+    assert tc.format_number(-2.5e21) == "\u22122,5\u00a0·\u00a010²¹"  # the minus sign U+2212
 
 
 def test_tensors_print_in_the_readers_format():

@@ -135,6 +135,41 @@ def test_numbers_follow_the_language():
         tc.format_number(1.0, -1)
 
 
+MINUS = "\u2212"
+
+
+def test_negative_numbers_take_the_minus_sign_of_the_language():
+    """French and Italian write the minus sign U+2212, as their prose does; English keeps the
+    ASCII hyphen-minus of Python's prints (book/style.yml records both choices)."""
+    expected = {
+        "en": ("-0.5", "-1,024", "-25.0%", "-1.5\u00a0×\u00a010⁻⁷", "-∞",
+               "[[-1.00  0.50]\n [ 0.00  2.00]]", "[-3  4]"),
+        "fr": (f"{MINUS}0,5", f"{MINUS}1\u202f024", f"{MINUS}25,0\u00a0%",
+               f"{MINUS}1,5\u00a0·\u00a010⁻⁷", f"{MINUS}∞",
+               f"[[{MINUS}1,00  0,50]\n [ 0,00  2,00]]", f"[{MINUS}3  4]"),
+        "it": (f"{MINUS}0,5", f"{MINUS}1.024", f"{MINUS}25,0%", f"{MINUS}1,5\u00a0·\u00a010⁻⁷",
+               f"{MINUS}∞", f"[[{MINUS}1,00  0,50]\n [ 0,00  2,00]]", f"[{MINUS}3  4]"),
+    }
+    for lang, (half, integer, percent, tiny, infinite, tensor, integers) in expected.items():
+        tc.set_language(lang)
+        assert tc.format_number(-0.5) == half
+        assert tc.format_integer(-1024) == integer
+        assert tc.format_percent(-0.25) == percent
+        assert tc.format_number(-1.5e-7) == tiny
+        assert tc.format_number(float("-inf")) == infinite
+        assert tc.format_tensor(torch.tensor([[-1.0, 0.5], [-0.001, 2.0]])) == tensor
+        assert tc.format_tensor(torch.tensor([-3, 4])) == integers
+        assert tc.format_number(0.0) == "0" and tc.format_number(-0.0001, 2) in ("0.00", "0,00")
+        # The explorers and quizzes write and read numbers with the same sign.
+        from transformer_course._page import number_format
+
+        assert number_format()["minus"] == ("-" if lang == "en" else MINUS)
+    tc.set_language("fr")
+    # A claim compares a sentence's number whatever minus sign the sentence uses.
+    tc.claim("a negative number", value=-0.5, shown=f"{MINUS}0,5")
+    tc.claim("a negative number", value=-0.5, shown="-0,5")
+
+
 def test_messages_are_translated():
     tc.set_language("fr")
     assert i18n.gettext("keys") != "keys"

@@ -5,7 +5,10 @@ controls, progress bars, summaries) is an English message id looked up in a stan
 gettext catalog, ``locale/<lang>/LC_MESSAGES/transformer_course.po``, managed with Babel
 (``make catalogs`` extracts, updates and compiles them). Numbers go through Babel's locale
 formatting: ``0.5`` is ``0,5`` in French and Italian, and ``11720448`` is ``11 720 448`` in
-French.
+French. French and Italian numbers take the minus sign of their typography, ``−`` (U+2212),
+as the book's prose writes it (``−0,5``); English keeps the ASCII ``-`` of Python's own prints
+(``-0.5``), which a reader can paste back into code. The choices of each language are written
+down in the book's style sheet, ``book/style.yml``.
 
     >>> import transformer_course as tc
     >>> tc.set_language("fr")
@@ -136,6 +139,20 @@ def _locale() -> str:
     return {"en": "en_US", "fr": "fr_FR", "it": "it_IT"}[get_language()]
 
 
+# The minus sign of each language's numbers: Babel (CLDR) writes the ASCII hyphen-minus in
+# all three; French and Italian typography, and the book's prose, use the true minus sign.
+MINUS = {"en": "-", "fr": "\u2212", "it": "\u2212"}
+
+
+def _signed(text: str) -> str:
+    """``text`` as Babel wrote it, with the minus sign of the current language, and none on
+    a number that rounds to zero (``-0.0001`` at two decimals is ``0.00``, not ``-0.00``)."""
+    if text.startswith("-") and re.search(r"\d", text) and not re.search(r"[1-9]", text):
+        text = text[1:]
+    minus = MINUS[get_language()]
+    return text if minus == "-" else text.replace("-", minus)
+
+
 def _check_real(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         import torch
@@ -167,7 +184,8 @@ def format_number(value: float, decimals: int | None = None, *,
     Returns:
         ``"0.5"`` / ``"0,5"``, ``"11,720,448"`` / ``"11 720 448"``; tiny and huge numbers
         as a power of ten, ``"1.5 × 10⁻⁷"`` / ``"1,5 · 10⁻⁷"`` (never E-notation);
-        ``"∞"`` and ``"NaN"`` as Babel writes them.
+        ``"∞"`` and ``"NaN"`` as Babel writes them. A negative number starts with ``-`` in
+        English and with the minus sign ``−`` (U+2212) in French and Italian.
     """
     from babel import numbers as babel_numbers
 
@@ -176,18 +194,19 @@ def format_number(value: float, decimals: int | None = None, *,
                                  or decimals < 0):
         raise ValueError(f"decimals must be an int >= 0, got {decimals!r}")
     if math.isnan(number) or math.isinf(number):
-        return babel_numbers.format_decimal(number, locale=_locale())
+        return _signed(babel_numbers.format_decimal(number, locale=_locale()))
     if abs(number) >= _HUGE:
         return _scientific(number, significant)
     if decimals is not None:
         pattern = "#,##0" + ("." + "0" * decimals if decimals else "")
-        return babel_numbers.format_decimal(number, format=pattern, locale=_locale(),
-                                            decimal_quantization=True)
+        return _signed(babel_numbers.format_decimal(number, format=pattern, locale=_locale(),
+                                                    decimal_quantization=True))
     magnitude = abs(number)
     if magnitude and (magnitude < 1e-4 or magnitude >= 10.0 ** (significant + 3)):
         return _scientific(number, significant)
     rounded = float(f"{number:.{significant}g}")
-    return babel_numbers.format_decimal(rounded, format="#,##0.##########", locale=_locale())
+    return _signed(babel_numbers.format_decimal(rounded, format="#,##0.##########",
+                                                locale=_locale()))
 
 
 _SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
@@ -200,7 +219,8 @@ def _scientific(number: float, significant: int) -> str:
 
     mantissa_text, exponent_text = f"{number:.{max(significant - 1, 0)}e}".split("e")
     mantissa, exponent = float(mantissa_text), int(exponent_text)
-    digits = babel_numbers.format_decimal(mantissa, format="0.##########", locale=_locale())
+    digits = _signed(babel_numbers.format_decimal(mantissa, format="0.##########",
+                                                  locale=_locale()))
     sign = "×" if get_language() == "en" else "·"
     return f"{digits}\u00a0{sign}\u00a010{str(exponent).translate(_SUPERSCRIPTS)}"
 
@@ -217,7 +237,8 @@ def format_integer(value: int) -> str:
 
 
 def format_percent(fraction: float, decimals: int = 1) -> str:
-    """A fraction as a percentage: ``0.999`` -> ``"99.9%"``, ``"99,9 %"`` in French."""
+    """A fraction as a percentage: ``0.999`` -> ``"99.9%"``, ``"99,9 %"`` in French
+    (``"−25,0 %"`` for ``-0.25``: the minus sign of :func:`format_number`)."""
     from babel import Locale
     from babel import numbers as babel_numbers
 
@@ -232,8 +253,8 @@ def format_percent(fraction: float, decimals: int = 1) -> str:
     digits = "0" + ("." + "0" * decimals if decimals else "")
     pattern = pattern.replace("0", digits, 1) if "#,##0" not in pattern else pattern.replace(
         "#,##0", "#,##" + digits, 1)
-    return babel_numbers.format_percent(number, format=pattern, locale=locale,
-                                        decimal_quantization=True)
+    return _signed(babel_numbers.format_percent(number, format=pattern, locale=locale,
+                                                decimal_quantization=True))
 
 
 def format_tensor(values: object, decimals: int = 2) -> str:
@@ -241,15 +262,15 @@ def format_tensor(values: object, decimals: int = 2) -> str:
 
     Nested brackets as NumPy prints them, columns aligned, every number with exactly
     ``decimals`` digits after the decimal separator of the language (``0,79`` in French and
-    Italian) and no thousands separator, so that a row never reads ambiguously. Integer
-    tensors are written without decimals; booleans as ``True`` and ``False``, as Python
-    writes them.
+    Italian), the minus sign of :func:`format_number` (``−1,00`` in French and Italian) and
+    no thousands separator, so that a row never reads ambiguously. Integer tensors are
+    written without decimals; booleans as ``True`` and ``False``, as Python writes them.
 
         >>> import torch, transformer_course as tc
         >>> tc.set_language("fr")
         >>> print(tc.format_tensor(torch.tensor([[0.785, 0.0], [0.1, -1.0]])))
         [[ 0,79  0,00]
-         [ 0,10 -1,00]]
+         [ 0,10 −1,00]]
 
     Args:
         values: a tensor (or anything ``torch.as_tensor`` takes), on any device.
@@ -280,13 +301,13 @@ def format_tensor(values: object, decimals: int = 2) -> str:
 
         pattern = "0" + ("." + "0" * decimals if decimals else "")
         locale = _locale()
-        cells = [babel_numbers.format_decimal(v, format=pattern, locale=locale,
-                                              decimal_quantization=True)
+        cells = [_signed(babel_numbers.format_decimal(v, format=pattern, locale=locale,
+                                                      decimal_quantization=True))
                  if math.isfinite(v) else format_number(v) for v in flat]
         zero = babel_numbers.format_decimal(0.0, format=pattern, locale=locale)
         cells = [zero if c.lstrip("-−") == zero else c for c in cells]  # no "-0,00"
     else:
-        cells = [str(int(v)) for v in flat]
+        cells = [_signed(str(int(v))) for v in flat]
     if values.dim() == 0:
         return cells[0]
     width = max((len(c) for c in cells), default=0)

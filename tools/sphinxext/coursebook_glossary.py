@@ -14,6 +14,11 @@ inline maths and the chapter numbers become real cross-document links (a chapter
 still planned, listed in ``planned``, is shown without a link). The data file is a
 dependency of the page: editing it rebuilds the glossary. ``tc_glossary`` (a config value)
 is its path, ``book/glossary.yml`` of the repository by default.
+
+The directive ``style-sheet`` renders the page language's part of the style sheet,
+``book/style.yml`` (``tc_style``): its rules, one item each, and the table of the phrases
+that have one accepted form, with the forms to avoid. tests/test_style.py checks the same
+rules on the book.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from sphinx.util.docutils import SphinxDirective
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PATH = ROOT / "book" / "glossary.yml"
+DEFAULT_STYLE_PATH = ROOT / "book" / "style.yml"
 LANGUAGES = ("en", "fr", "it")
 
 # Words of the tables themselves, per page language.
@@ -40,15 +46,18 @@ LABELS: dict[str, dict[str, str]] = {
     "en": {"en": "English", "fr": "French", "it": "Italian", "meaning": "meaning",
            "chapters": "chapters", "also": "also", "upcoming": "upcoming",
            "notes_term": "in the lecture notes", "source": "source",
-           "course_term": "in this course", "remark": "remark"},
+           "course_term": "in this course", "remark": "remark",
+           "use": "we write", "avoid": "rather than"},
     "fr": {"en": "anglais", "fr": "français", "it": "italien", "meaning": "sens",
            "chapters": "chapitres", "also": "aussi", "upcoming": "à venir",
            "notes_term": "dans les notes de cours", "source": "source",
-           "course_term": "dans ce cours", "remark": "remarque"},
+           "course_term": "dans ce cours", "remark": "remarque",
+           "use": "on écrit", "avoid": "plutôt que"},
     "it": {"en": "inglese", "fr": "francese", "it": "italiano", "meaning": "significato",
            "chapters": "capitoli", "also": "anche", "upcoming": "in arrivo",
            "notes_term": "negli appunti", "source": "fonte",
-           "course_term": "in questo corso", "remark": "osservazione"},
+           "course_term": "in questo corso", "remark": "osservazione",
+           "use": "si scrive", "avoid": "invece di"},
 }
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]{}<>|#~$])")
@@ -140,6 +149,41 @@ def notes_markdown(data: dict[str, Any], lang: str) -> list[str]:
     return lines
 
 
+def style_markdown(data: dict[str, Any], lang: str) -> list[str]:
+    """The style sheet of ``lang`` as MyST markdown lines: its rules as a list (their text is
+    markdown), then the table of the phrases with one accepted form."""
+    sheet = data["languages"][lang]
+    lines = [f"- {' '.join(rule['rule'].split())}" for rule in sheet["rules"]]
+    words = sheet.get("words") or []
+    if words:
+        labels = LABELS[lang]
+        lines += ["", f"| {labels['use']} | {labels['avoid']} |", "| --- | --- |"]
+        for entry in words:
+            avoid = ", ".join(f"*{escape(v)}*" for v in entry["avoid"])
+            lines.append(f"| **{escape(entry['use'])}** | {avoid} |")
+    return lines
+
+
+class StyleSheet(SphinxDirective):
+    """``{style-sheet}``: the page language's writing choices, from book/style.yml."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        lang = self.config.language or "en"
+        path = Path(self.config.tc_style)
+        if not path.exists():
+            raise ExtensionError(f"style-sheet: {path} is missing")
+        self.env.note_dependency(str(path))
+        data = load_glossary(path)
+        if lang not in data.get("languages", {}):
+            raise self.error(f"style-sheet: no style sheet for language {lang!r}")
+        container = nodes.container(classes=["tc-style-sheet"])
+        self.state.nested_parse(StringList(style_markdown(data, lang), source=str(path)),
+                                self.content_offset, container)
+        return [container]
+
+
 class GlossaryTable(SphinxDirective):
     """``{glossary-table} [terms|notes]``: a table of the glossary in the page's language."""
 
@@ -170,5 +214,7 @@ class GlossaryTable(SphinxDirective):
 
 def setup(app: Sphinx) -> dict:
     app.add_config_value("tc_glossary", str(DEFAULT_PATH), "env")
+    app.add_config_value("tc_style", str(DEFAULT_STYLE_PATH), "env")
     app.add_directive("glossary-table", GlossaryTable)
+    app.add_directive("style-sheet", StyleSheet)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
