@@ -24,6 +24,229 @@ def assert_junk_fails(checker):
     assert not checker("not a function")
 
 
+# --- linear_rnn_influence: the backward pass of a linear recurrent network by hand ------------
+
+def linear_rnn_influence(w, u, length):
+    back = torch.ones(w.shape[0], dtype=w.dtype)  # d(sum of s_L) / d s_L
+    norms = []
+    for _ in range(length):
+        norms.append((u.T @ back).norm())
+        back = w.T @ back
+    return torch.stack(norms).flip(0)
+
+
+def test_linear_rnn_influence_right_answers_pass():
+    result = check.linear_rnn_influence(linear_rnn_influence)
+    assert result, result
+    assert "orthogonal" in result.message
+
+    def with_autograd(w, u, length):  # the measurement of section 1.1, on a linear network
+        x = torch.zeros(length, u.shape[1], requires_grad=True)
+        s = torch.zeros(w.shape[0])
+        for k in range(length):
+            s = w @ s + u @ x[k]
+        s.sum().backward()
+        return x.grad.norm(dim=-1)
+    assert check.linear_rnn_influence(with_autograd)
+
+    def with_powers(w, u, length):
+        ones = torch.ones(w.shape[0])
+        return torch.stack([(u.T @ torch.linalg.matrix_power(w.T, length - 1 - k) @ ones).norm()
+                            for k in range(length)])
+    assert check.linear_rnn_influence(with_powers)
+
+
+def test_linear_rnn_influence_wrong_answers_say_why():
+    def reversed_order(w, u, length):
+        return linear_rnn_influence(w, u, length).flip(0)
+    assert "reverse order" in check.linear_rnn_influence(reversed_order).message
+
+    def no_transpose(w, u, length):
+        return linear_rnn_influence(w.T, u, length)
+    assert "transpose W^T" in check.linear_rnn_influence(no_transpose).message
+
+    def one_too_many(w, u, length):
+        return linear_rnn_influence(w, u, length + 1)[:-1]
+    assert "one too high" in check.linear_rnn_influence(one_too_many).message
+
+    def without_u(w, u, length):
+        return linear_rnn_influence(w, torch.eye(w.shape[0]), length)
+    assert "U is missing" in check.linear_rnn_influence(without_u).message
+
+    def jacobians(w, u, length):
+        return torch.stack([(torch.linalg.matrix_power(w, length - 1 - k) @ u).norm()
+                            for k in range(length)])
+    assert "whole Jacobians" in check.linear_rnn_influence(jacobians).message
+
+    def squared(w, u, length):
+        return linear_rnn_influence(w, u, length) ** 2
+    result = check.linear_rnn_influence(squared)
+    assert not result and "relative error" in result.message
+
+    def the_states(w, u, length):
+        return torch.ones(length, w.shape[0])
+    result = check.linear_rnn_influence(the_states)
+    assert not result and "shape" in result.message
+
+    def overflowing(w, u, length):
+        return torch.full((length,), float("inf"))
+    assert "not finite" in check.linear_rnn_influence(overflowing).message
+
+
+def test_linear_rnn_influence_junk_fails_without_crashing():
+    assert_junk_fails(check.linear_rnn_influence)
+
+
+# --- reachable: which points can soft and hard attention output? ------------------------------
+
+def reachable(x, h):
+    system = torch.cat([x.T, torch.ones(1, x.shape[0])])      # (n + 1, t)
+    a = torch.linalg.solve(system, torch.cat([h, torch.ones(1)]))
+    soft = bool((a >= -1e-6).all())
+    hard = bool(((a - 1).abs() < 1e-6).any())
+    return a, soft, hard
+
+
+def test_reachable_right_answers_pass():
+    result = check.reachable(reachable)
+    assert result, result
+    assert "boundary" in result.message
+
+    def as_tensors(x, h):  # one-element boolean tensors are answers too
+        a, soft, hard = reachable(x, h)
+        return a, torch.tensor(soft), torch.tensor(hard)
+    assert check.reachable(as_tensors)
+
+
+def test_reachable_wrong_answers_say_why():
+    def without_the_sum(x, h):
+        a = torch.linalg.lstsq(x.T, h[:, None]).solution[:, 0]
+        return a, bool((a >= 0).all()), False
+    assert "row of ones" in check.reachable(without_the_sum).message
+
+    def strictly_positive(x, h):
+        a, _, hard = reachable(x, h)
+        return a, bool((a > 0).all()), hard
+    result = check.reachable(strictly_positive)
+    assert not result and "on an edge" in result.message and "boundary" in result.message
+
+    def no_tolerance(x, h):
+        a, _, _ = reachable(x, h)
+        return a, bool((a >= 0).all()), bool((a == 1).any())
+    result = check.reachable(no_tolerance)
+    assert not result and "compare with a tolerance" in result.message
+
+    def exact_hard(x, h):
+        a, soft, _ = reachable(x, h)
+        return a, soft, bool((a == 1).any())
+    result = check.reachable(exact_hard)
+    assert not result and "one-hot only up to rounding" in result.message
+
+    def swapped(x, h):
+        a, soft, hard = reachable(x, h)
+        return a, hard, soft
+    assert "swapped" in check.reachable(swapped).message
+
+    def always_soft(x, h):
+        a, _, hard = reachable(x, h)
+        return a, True, hard
+    result = check.reachable(always_soft)
+    assert not result and "outside the convex hull" in result.message
+
+    def always_hard(x, h):
+        a, soft, _ = reachable(x, h)
+        return a, soft, True
+    assert "not one of the inputs" in check.reachable(always_hard).message
+
+    def numbers(x, h):
+        a, soft, hard = reachable(x, h)
+        return a, int(soft), int(hard)
+    assert "expected True or False" in check.reachable(numbers).message
+
+    def uniform(x, h):
+        return torch.full((x.shape[0],), 1 / x.shape[0]), True, False
+    result = check.reachable(uniform)
+    assert not result and "expected" in result.message
+
+
+def test_reachable_junk_fails_without_crashing():
+    assert_junk_fails(check.reachable)
+
+
+# --- streaming_attention: soft attention over a stream of chunks ------------------------------
+
+def streaming_attention(chunks):
+    running_max = None
+    for scores, values in chunks:
+        new_max = scores.max() if running_max is None else torch.maximum(running_max,
+                                                                          scores.max())
+        e = (scores - new_max).exp()
+        if running_max is None:
+            total, weighted = e.sum(), e @ values
+        else:
+            shrink = (running_max - new_max).exp()  # what was summed, in the new units
+            total, weighted = total * shrink + e.sum(), weighted * shrink + e @ values
+        running_max = new_max
+    return weighted / total
+
+
+def test_streaming_attention_right_answers_pass():
+    result = check.streaming_attention(streaming_attention)
+    assert result, result
+    assert "running maximum" in result.message
+
+    def all_at_once(chunks):  # reads the whole stream first: right, if not in one pass
+        pairs = list(chunks)
+        scores, values = torch.cat([s for s, _ in pairs]), torch.cat([v for _, v in pairs])
+        return torch.softmax(scores, -1) @ values
+    assert check.streaming_attention(all_at_once)
+
+
+def test_streaming_attention_wrong_answers_say_why():
+    def naive(chunks):
+        total = weighted = 0
+        for scores, values in chunks:
+            total, weighted = total + scores.exp().sum(), weighted + scores.exp() @ values
+        return weighted / total
+    result = check.streaming_attention(naive)
+    assert not result and "overflows" in result.message and "up to" in result.message
+
+    def first_maximum_only(chunks):
+        total = weighted = first = 0
+        for i, (scores, values) in enumerate(chunks):
+            first = scores.max() if i == 0 else first
+            e = (scores - first).exp()
+            total, weighted = total + e.sum(), weighted + e @ values
+        return weighted / total
+    result = check.streaming_attention(first_maximum_only)
+    assert not result and "exp(old maximum - new maximum)" in result.message
+
+    def chunk_by_chunk(chunks):
+        return torch.stack([torch.softmax(s, -1) @ v for s, v in chunks]).mean(0)
+    assert "normalised on its own" in check.streaming_attention(chunk_by_chunk).message
+
+    def unweighted(chunks):
+        return torch.cat([v for _, v in chunks]).mean(0)
+    result = check.streaming_attention(unweighted)
+    assert not result and "expected" in result.message
+
+    def needs_a_list(chunks):
+        return streaming_attention(chunks[::-1])  # an iterator has no slicing
+    assert "TypeError" in check.streaming_attention(needs_a_list).message
+
+
+def test_streaming_attention_junk_fails_without_crashing():
+    assert_junk_fails(check.streaming_attention)
+
+
+def test_the_new_checkers_speak_the_readers_language():
+    tc.set_language("fr")
+    try:
+        result = check.reachable(lambda x, h: (reachable(x, h)[0], True, reachable(x, h)[2]))
+        assert not result and "enveloppe convexe" in result.message
+    finally:
+        tc.set_language("en")
+
 # --- score_gradients: predict, then run ---------------------------------------------------------
 
 def hard_h(scores, values):
@@ -245,5 +468,6 @@ def test_symmetries_speaks_the_readers_language():
 
 
 def test_every_checker_of_the_chapter_is_exported_and_tested_here():
-    assert set(check.ch01.__all__) == {"kernel_regression", "score_gradients", "symmetries"}
+    assert set(check.ch01.__all__) == {"kernel_regression", "linear_rnn_influence", "reachable",
+                                       "score_gradients", "streaming_attention", "symmetries"}
     assert all(name in check.__all__ for name in check.ch01.__all__)

@@ -1,5 +1,11 @@
 """Checkers of chapter 1's transfer exercises: a new idea applied somewhere new.
 
+* :func:`linear_rnn_influence`: the backward pass of a linear recurrent network by hand,
+  where the gradient shrinks, keeps its size or explodes with the distance.
+* :func:`reachable`: which points soft and hard attention can output, from the
+  coefficients that give a point as a combination of ``n + 1`` inputs in ``n`` dimensions.
+* :func:`streaming_attention`: a soft-attention output computed chunk by chunk, with a
+  running maximum, when the largest score is not known in advance.
 * :func:`score_gradients`: predict, then run; how the output of hard and of soft
   attention moves when the scores move.
 * :func:`kernel_regression`: Nadaraya-Watson kernel regression written as soft attention,
@@ -21,13 +27,16 @@ from ._core import (
     _call,
     _CheckFailedError,
     _compare,
+    _ints,
     _kind,
     _num,
     _parts,
     _run,
+    _shape,
 )
 
-__all__ = ["kernel_regression", "score_gradients", "symmetries"]
+__all__ = ["kernel_regression", "linear_rnn_influence", "reachable", "score_gradients",
+           "streaming_attention", "symmetries"]
 
 
 def _matches(got: torch.Tensor, wrong: torch.Tensor, atol: float) -> bool:
@@ -49,6 +58,266 @@ def _explain(got: object, candidates: Sequence[tuple[torch.Tensor, str]], *, wha
     for wrong, message in candidates:
         if _matches(got, wrong, atol):
             raise _CheckFailedError(message.format(what=what))
+
+
+# --- the vanishing gradient of a linear recurrent network, by hand ------------------------------
+
+def _influence(w: torch.Tensor, u: torch.Tensor, length: int, *, transpose: bool = True,
+               extra: int = 0, with_u: bool = True) -> torch.Tensor:
+    """``|| U^T (W^T)^(L-k) 1 ||`` for k = 1..L, entry 0 for x_1: how much the sum of the
+    entries of the last state of ``s_k = W s_(k-1) + U x_k`` depends on each input.
+    ``transpose=False``, ``extra=1`` and ``with_u=False`` give three classic mistakes."""
+    w, u = w.double(), u.double()
+    step = w.T if transpose else w
+    back = torch.ones(w.shape[0], dtype=torch.float64)  # d(sum of s_L) / d s_L
+    for _step in range(extra):
+        back = step @ back
+    norms = []
+    for _step in range(length):                          # from x_L back to x_1
+        norms.append((u.T @ back if with_u else back).norm())
+        back = step @ back                               # one step back: times W^T
+    return torch.stack(norms).flip(0)                    # (L,): entry 0 for x_1
+
+
+def _jacobian_sizes(w: torch.Tensor, u: torch.Tensor, length: int) -> torch.Tensor:
+    """``|| W^(L-k) U ||`` (Frobenius) for k = 1..L: the size of the whole Jacobian
+    ``d s_L / d x_k``, a classic confusion with the gradient of the sum of its entries."""
+    w, u = w.double(), u.double()
+    power, sizes = torch.eye(w.shape[0], dtype=torch.float64), []
+    for _step in range(length):
+        sizes.append((power @ u).norm())
+        power = w @ power
+    return torch.stack(sizes).flip(0)
+
+
+def _relative(got: torch.Tensor, expected: torch.Tensor) -> float:
+    """The largest relative difference (``expected`` has no zero entry)."""
+    return float(((got - expected).abs() / expected.abs()).max())
+
+
+def linear_rnn_influence(fn: Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
+                         ) -> CheckResult:
+    """Check ``fn(W, U, length)`` -> the ``(length,)`` tensor of the norms
+    ``|| d(sum of the entries of s_L) / d x_k || = || U^T (W^T)^(L-k) 1 ||`` for k = 1..L
+    (entry 0 for the first input), where ``s_k = W s_(k-1) + U x_k``, ``s_0 = 0`` and
+    ``L = length``: the measurement of section 1.1 for a linear recurrent network, done by
+    hand. ``W`` is ``(n, n)``, ``U`` is ``(n, m)``. The values span many orders of magnitude,
+    so they are compared relatively (within 0.1%).
+    """
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(105)
+        n = 4
+        rotation = torch.linalg.qr(torch.randn(n, n, generator=g, dtype=torch.float64))[0]
+        eye = torch.eye(n)
+        cases = [
+            (_("a random W {w} and U {u}, {steps} steps").format(
+                w=_shape((n, n)), u=_shape((n, 3)), steps=_num(6)),
+             0.6 * torch.randn(n, n, generator=g), torch.randn(n, 3, generator=g), 6),
+            (_("W = {c} I and U = I, {steps} steps").format(c=_num(0.5), steps=_num(60)),
+             0.5 * eye, eye, 60),
+            (_("an orthogonal W (a rotation) and U = I, {steps} steps").format(steps=_num(30)),
+             rotation.float(), eye, 30),
+            (_("W = {c} I and U = I, {steps} steps").format(c=_num(1.1), steps=_num(40)),
+             1.1 * eye, eye, 40),
+        ]
+        for what, w, u, length in cases:
+            got = _as_tensor(_call(f, w.clone(), u.clone(), length, what=what), what=what)
+            expected = _influence(w, u, length)
+            if got.shape != expected.shape:
+                raise _CheckFailedError(
+                    _("on {what} the shape is {got}, expected {expected}").format(
+                        what=what, got=_shape(got.shape), expected=_shape(expected.shape)))
+            got = got.to(torch.float64)
+            if not bool(torch.isfinite(got).all()):
+                index = int((~torch.isfinite(got)).nonzero()[0, 0])
+                raise _CheckFailedError(
+                    _("on {what} entry {index} is {value} (not finite)").format(
+                        what=what, index=_shape((index,)), value=_num(got[index].item())))
+            if _relative(got, expected) <= 1e-3:
+                continue
+            for wrong, message in [
+                (expected.flip(0),
+                 _("on {what} the entries are in reverse order: entry 0 belongs to the first "
+                   "input x_1, the farthest from the last state")),
+                (_influence(w, u, length, transpose=False),
+                 _("on {what} the gradient goes back through W itself: each step back "
+                   "multiplies it by the transpose W^T (the two differ when W is not "
+                   "symmetric)")),
+                (_influence(w, u, length, extra=1),
+                 _("on {what} every power of W is one too high: the last input reaches s_L "
+                   "through U alone, so its gradient is U^T 1, with no W")),
+                (_influence(w, u, length, with_u=False),
+                 _("on {what} U is missing: x_k enters the state through U, so each gradient "
+                   "ends with a product by U^T")),
+                (_jacobian_sizes(w, u, length),
+                 _("on {what} these are the sizes of the whole Jacobians d s_L / d x_k; "
+                   "section 1.1 measured the gradient of the sum of the entries of s_L, "
+                   "U^T (W^T)^(L-k) 1")),
+            ]:
+                if _relative(got, wrong) <= 1e-3 and _relative(wrong, expected) > 1e-3:
+                    raise _CheckFailedError(message.format(what=what))
+            index = int(((got - expected).abs() / expected).argmax())
+            raise _CheckFailedError(
+                _("on {what} entry {index} is {got}, expected {expected} (relative error "
+                  "{error})").format(what=what, index=_shape((index,)),
+                                     got=_num(got[index].item()),
+                                     expected=_num(expected[index].item()),
+                                     error=_num(_relative(got, expected))))
+        return _("the gradient is multiplied by W^T at every step back: it shrinks, keeps its "
+                 "size (an orthogonal W) or explodes, as the powers of W do")
+    return _run("linear_rnn_influence", fn, body)
+
+
+# --- which points can soft and hard attention reach? --------------------------------------------
+
+def _coefficients(x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    """The ``t = n + 1`` coefficients with ``sum_i a_i x_i = h`` and ``sum_i a_i = 1``."""
+    system = torch.cat([x.T, torch.ones(1, x.shape[0], dtype=x.dtype)])  # (n + 1, t)
+    return torch.linalg.solve(system, torch.cat([h, torch.ones(1, dtype=h.dtype)]))
+
+
+def reachable(fn: Callable[[torch.Tensor, torch.Tensor], tuple]) -> CheckResult:
+    """Check ``fn(x, h) -> (a, soft, hard)`` for ``t = n + 1`` inputs in general position,
+    the rows of ``x`` ``(t, n)``, and a point ``h`` ``(n,)``: ``a`` ``(t,)`` the only
+    coefficients with ``sum_i a_i x_i = h`` and ``sum_i a_i = 1``; ``soft`` whether soft
+    attention can output ``h`` (no negative coefficient: inside the convex hull or on its
+    boundary); ``hard`` whether hard attention can (``h`` is one of the inputs, ``a`` is
+    one-hot). Points on the boundary and at a vertex come with rounding errors of order
+    1e-7 in ``a``.
+    """
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(106)
+        triangle = torch.tensor([[2.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])  # section 1.4
+        tetrahedron = torch.randn(4, 3, generator=g)
+        # (what, x, the coefficients that make h, soft, hard, where h is)
+        cases = [
+            (_("the triangle of section 1.4, a point inside"), triangle,
+             torch.tensor([0.5, 0.3, 0.2]), True, False, "inside"),
+            (_("the triangle of section 1.4, a point on an edge"), triangle,
+             torch.tensor([0.5, 0.0, 0.5]), True, False, "boundary"),
+            (_("the triangle of section 1.4, the vertex x_2"), triangle,
+             torch.tensor([0.0, 1.0, 0.0]), True, True, "vertex"),
+            (_("the triangle of section 1.4, a point outside"), triangle,
+             torch.tensor([1.2, 0.4, -0.6]), False, False, "outside"),
+            (_("{t} points of a line, a point between them").format(t=_num(2)),
+             torch.tensor([[-1.0], [3.0]]), torch.tensor([0.25, 0.75]), True, False, "inside"),
+            (_("a tetrahedron in {n} dimensions, a point inside").format(n=_num(3)),
+             tetrahedron, torch.tensor([0.1, 0.4, 0.3, 0.2]), True, False, "inside"),
+            (_("a tetrahedron in {n} dimensions, a point outside").format(n=_num(3)),
+             tetrahedron, torch.tensor([0.6, 0.6, -0.3, 0.1]), False, False, "outside"),
+            (_("a tetrahedron in {n} dimensions, a point on a face").format(n=_num(3)),
+             tetrahedron, torch.tensor([0.3, 0.3, 0.4, 0.0]), True, False, "boundary"),
+            (_("a tetrahedron in {n} dimensions, the vertex x_2").format(n=_num(3)),
+             tetrahedron, torch.tensor([0.0, 1.0, 0.0, 0.0]), True, True, "vertex"),
+        ]
+        for what, x, a_true, soft, hard, where in cases:
+            h = a_true @ x
+            got = _parts(_call(f, x.clone(), h.clone(), what=what), 3, "(a, soft, hard)",
+                         what=what)
+            a = _as_tensor(got[0], what=what)
+            expected = _coefficients(x.double(), h.double())
+            if a.shape == expected.shape and bool(torch.isfinite(a).all()):
+                a64 = a.to(torch.float64)
+                total = float(a64.sum())
+                combination = a64 @ x.double()
+                if abs(total - 1) > 1e-4 and torch.allclose(combination, h.double(), atol=1e-4):
+                    raise _CheckFailedError(
+                        _("on {what} the coefficients give h but sum to {total}, not 1: add "
+                          "sum_i a_i = 1 to the equations, as a row of ones").format(
+                            what=what, total=_num(round(total, 4))))
+            _compare(a, expected, what=what, atol=1e-4)
+            answers = (_as_bool(got[1], what=what, name="soft"),
+                       _as_bool(got[2], what=what, name="hard"))
+            if answers == (hard, soft) and soft != hard:
+                raise _CheckFailedError(
+                    _("on {what} the two answers are swapped: return (a, soft, hard), in "
+                      "this order").format(what=what))
+            if answers[0] != soft:
+                message = {
+                    "inside": _("on {what} no coefficient is negative: h is inside the "
+                                "convex hull, and soft attention reaches it"),
+                    "boundary": _("on {what} h lies on the boundary: one coefficient is 0, "
+                                  "a weight that drops its input, and soft attention reaches "
+                                  "it (if that coefficient came out as a tiny negative number "
+                                  "such as -1e-8, compare with a tolerance)"),
+                    "vertex": _("on {what} h is one of the inputs: a one-hot a satisfies "
+                                "the constraints of soft attention too (compare with a "
+                                "tolerance: the zeros may come out as tiny numbers)"),
+                    "outside": _("on {what} a coefficient is negative: h lies outside the "
+                                 "convex hull, where no weighted average of the inputs can "
+                                 "go"),
+                }[where]
+                raise _CheckFailedError(message.format(what=what))
+            if answers[1] != hard:
+                message = (_("on {what} h is one of the inputs, so hard attention reaches "
+                             "it; a is one-hot only up to rounding: compare with a tolerance")
+                           if hard else
+                           _("on {what} h is not one of the inputs: hard attention can only "
+                             "output the x_i themselves"))
+                raise _CheckFailedError(message.format(what=what))
+        return _("the coefficients sum to 1 and give h; soft attention reaches h when none is "
+                 "negative (on the boundary one of them is 0), hard attention only at the "
+                 "inputs themselves")
+    return _run("reachable", fn, body)
+
+
+# --- soft attention over a stream of chunks -----------------------------------------------------
+
+def streaming_attention(fn: Callable[[object], torch.Tensor]) -> CheckResult:
+    """Check ``fn(chunks)`` -> ``sum_j softmax(s)_j v_j``, the ``(n,)`` soft-attention output
+    of one query whose scores and values arrive as an iterator of chunks
+    ``(scores (c,), values (c, n))``, which can be read only once: the largest score is not
+    known before the last chunk. Scores reach 1000, so ``exp`` overflows unless a running
+    maximum is subtracted, and what was summed so far must be rescaled when it grows.
+    """
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(107)
+
+        def values(c: int) -> torch.Tensor:
+            return torch.randn(c, 3, generator=g)
+
+        def scores(c: int) -> torch.Tensor:
+            return 2 * torch.randn(c, generator=g)
+
+        cases = [
+            (_("{t} scores in one chunk").format(t=_num(5)), [(scores(5), values(5))]),
+            (_("{count} chunks of {size} scores").format(count=_num(4), size=_num(3)),
+             [(scores(3), values(3)) for _chunk in range(4)]),
+            (_("chunks of {sizes} scores").format(sizes=_ints([1, 4, 2])),
+             [(scores(c), values(c)) for c in (1, 4, 2)]),
+            (_("scores that grow from chunk to chunk, up to {big}").format(big=_num(1000)),
+             [(torch.tensor([-20.0, -10.0, 0.0]), values(3)),
+              (torch.tensor([300.0, 200.0, 250.0]), values(3)),
+              (torch.tensor([995.0, 1000.0, 990.0]), values(3))]),
+            (_("the largest score first, smaller ones after"),
+             [(torch.tensor([1000.0, 998.0]), values(2)),
+              (torch.tensor([997.0, 999.0, 0.0]), values(3))]),
+        ]
+        for what, chunks in cases:
+            all_scores = torch.cat([s for s, _v in chunks]).double()
+            all_values = torch.cat([v for _s, v in chunks]).double()
+            expected = torch.softmax(all_scores, -1) @ all_values
+            stream = iter([(s.clone(), v.clone()) for s, v in chunks])  # read once
+            got = _as_tensor(_call(f, stream, what=what), what=what)
+            if got.shape == expected.shape and got.is_floating_point():
+                if not bool(torch.isfinite(got).all()):
+                    raise _CheckFailedError(
+                        _("on {what} some entries are not finite: exp of a score near 1000 "
+                          "overflows; subtract the largest score seen so far, and when a later "
+                          "chunk holds a larger one, multiply what you have summed by "
+                          "exp(old maximum - new maximum)").format(what=what))
+                separately = torch.stack([torch.softmax(s.double(), -1) @ v.double()
+                                          for s, v in chunks]).mean(0)
+                if len(chunks) > 1 and torch.allclose(got.double(), separately, atol=1e-4) \
+                        and not torch.allclose(separately, expected, atol=1e-4):
+                    raise _CheckFailedError(
+                        _("on {what} each chunk was normalised on its own: the softmax "
+                          "normalises over all the scores, so keep one running sum of the "
+                          "exponentials for the whole stream").format(what=what))
+            _compare(got, expected, what=what, atol=1e-4)
+        return _("one pass, a running maximum and two running sums rescaled when it grows: "
+                 "the softmax over all the scores, without overflow")
+    return _run("streaming_attention", fn, body)
 
 
 # --- predict, then run: gradients of hard and soft attention -------------------------------------
