@@ -1,9 +1,12 @@
 """Chapter 9's transfer checkers: the right answer passes, plausible wrong answers fail
 saying why, junk answers fail without crashing."""
 
+import itertools
+
 import pytest
 import torch
 
+import transformer_course as tc
 from transformer_course import check
 
 # --- WordPiece ------------------------------------------------------------------------------
@@ -345,40 +348,279 @@ def test_embedding_grad_survives_junk(junk):
     assert not result and "could not be checked" not in result.message, result.message
 
 
-# --- max pooling ----------------------------------------------------------------------------
+# --- left padding ---------------------------------------------------------------------------
 
-def max_pooling(hidden, attention_mask):
-    return hidden.masked_fill(attention_mask[..., None] == 0, float("-inf")).amax(dim=1)
+def left_pad(sequences, pad_id):
+    length = max(len(s) for s in sequences)
+    ids = torch.tensor([[pad_id] * (length - len(s)) + list(s) for s in sequences])
+    mask = torch.tensor([[0] * (length - len(s)) + [1] * len(s) for s in sequences])
+    return ids, mask, (mask.cumsum(1) - 1).clamp(min=0)
 
 
-def test_max_pooling_accepts_the_right_answers():
-    assert check.max_pooling(max_pooling)
-    assert check.max_pooling(lambda h, m: torch.stack(
-        [h[b, m[b].bool()].max(dim=0).values for b in range(len(h))]))
+def right_pad(sequences, pad_id):
+    length = max(len(s) for s in sequences)
+    ids = torch.tensor([list(s) + [pad_id] * (length - len(s)) for s in sequences])
+    mask = (ids != pad_id).long()
+    return ids, mask, (mask.cumsum(1) - 1).clamp(min=0)
+
+
+def test_left_pad_accepts_the_right_answers():
+    assert check.left_pad(left_pad)
+    assert check.left_pad(lambda seqs, pad: (*left_pad(seqs, pad)[:1],
+                                             left_pad(seqs, pad)[1].bool(),
+                                             left_pad(seqs, pad)[2]))  # a boolean mask is fine
+    assert check.left_pad(lambda seqs, pad: list(left_pad(seqs, pad)))
 
 
 @pytest.mark.parametrize(("answer", "words"), [
-    (lambda h, m: (h * m[..., None]).amax(dim=1), ["zeros at the padding", "-inf"]),
-    (lambda h, m: h.amax(dim=1), ["padding positions took part"]),
-    (lambda h, m: torch.max(h.masked_fill(m[..., None] == 0, float("-inf")), dim=1),
-     ["(values, indices)"]),
-    (lambda h, m: (h * m[..., None]).sum(1) / m.sum(1, keepdim=True), ["entry", "off by"]),
-    (lambda h, m: max_pooling(h, m)[:, :2], ["shape"]),
+    (right_pad, ["padded on the right", "last column"]),
+    (lambda seqs, pad: (left_pad(seqs, pad)[0], 1 - left_pad(seqs, pad)[1],
+                        left_pad(seqs, pad)[2]), ["inverted"]),
+    (lambda seqs, pad: (*left_pad(seqs, pad)[:2],
+                        torch.arange(left_pad(seqs, pad)[0].shape[1]).expand_as(
+                            left_pad(seqs, pad)[0])), ["first real token", "position 0"]),
+    (lambda seqs, pad: (*left_pad(seqs, pad)[:2], left_pad(seqs, pad)[1].cumsum(1)),
+     ["start at 1"]),
+    (lambda seqs, pad: (*left_pad(seqs, pad)[:2], left_pad(seqs, pad)[1].cumsum(1) - 1),
+     ["the padding should get 0"]),
+    (lambda seqs, pad: left_pad(seqs, 0), ["pad_id = 1", "ids at"]),
+    (lambda seqs, pad: (left_pad(seqs, pad)[0].float(), *left_pad(seqs, pad)[1:]),
+     ["dtype", "integers"]),
+    (lambda seqs, pad: left_pad(seqs, pad)[:2], ["expected a tuple"]),
 ])
-def test_max_pooling_wrong_answers_say_why(answer, words):
-    result = check.max_pooling(answer)
+def test_left_pad_wrong_answers_say_why(answer, words):
+    result = check.left_pad(answer)
+    assert not result
+    for word in words:
+        assert word in result.message, (word, result.message)
+
+
+@pytest.mark.parametrize("junk", [None, 3, "text", (1, 2, 3), (torch.zeros(0),) * 3,
+                                  (torch.full((3, 6), float("nan")),) * 3])
+def test_left_pad_survives_junk(junk):
+    result = check.left_pad(lambda *a, junk=junk: junk)
+    assert not result and "could not be checked" not in result.message, result.message
+
+
+# --- one vector per word --------------------------------------------------------------------
+
+SPECIALS = ("[CLS]", "[SEP]", "[PAD]")
+
+
+def word_vectors(hidden, tokens):
+    words = []
+    for i, token in enumerate(tokens):
+        if token in SPECIALS:
+            continue
+        if token.startswith("##"):
+            words[-1].append(i)
+        else:
+            words.append([i])
+    return torch.stack([hidden[w].mean(0) for w in words])
+
+
+def by_matrix(hidden, tokens):
+    """The masked mean of section 9.6, with a (W, L) matrix of word membership."""
+    starts = [not t.startswith("##") and t not in SPECIALS for t in tokens]
+    word = torch.tensor(starts).cumsum(0) - 1                     # the word of each token
+    keep = torch.tensor([t not in SPECIALS for t in tokens])
+    member = (word[None, :] == torch.arange(int(word.max()) + 1)[:, None]) & keep
+    member = member.to(hidden.dtype)
+    return member @ hidden / member.sum(1, keepdim=True)
+
+
+def grouped(hidden, tokens, *, keep_specials=False, split_pieces=False, drop_unk=False, how="mean"):
+    words = []
+    for i, token in enumerate(tokens):
+        if (token in SPECIALS and not keep_specials) or (token == "[UNK]" and drop_unk):
+            continue
+        if token.startswith("##") and not split_pieces:
+            words[-1].append(i)
+        else:
+            words.append([i])
+    rows = [hidden[w] for w in words]
+    pick = {"mean": lambda r: r.mean(0), "first": lambda r: r[0], "sum": lambda r: r.sum(0),
+            "max": lambda r: r.amax(0), "last": lambda r: r[-1]}[how]
+    return torch.stack([pick(r) for r in rows])
+
+
+def test_word_vectors_accepts_the_right_answers():
+    assert check.word_vectors(word_vectors)
+    assert check.word_vectors(by_matrix)
+
+
+@pytest.mark.parametrize(("kwargs", "words"), [
+    ({"keep_specials": True}, ["[CLS], [SEP] and [PAD] are not words"]),
+    ({"split_pieces": True}, ["starts with ##", "continues the word"]),
+    ({"drop_unk": True}, ["[UNK]", "is a word"]),
+    ({"how": "first"}, ["first piece"]),
+    ({"how": "last"}, ["last piece"]),
+    ({"how": "sum"}, ["summed", "divide"]),
+    ({"how": "max"}, ["largest value", "mean"]),
+])
+def test_word_vectors_wrong_answers_say_why(kwargs, words):
+    result = check.word_vectors(lambda h, t: grouped(h, t, **kwargs))
     assert not result
     for word in words:
         assert word in result.message, (word, result.message)
 
 
 @pytest.mark.parametrize("junk", [None, 3, "text", (1, 2), torch.zeros(0),
-                                  torch.full((3, 4), float("nan"))])
-def test_max_pooling_survives_junk(junk):
-    result = check.max_pooling(lambda *a, junk=junk: junk)
+                                  torch.full((7, 4), float("nan"))])
+def test_word_vectors_survives_junk(junk):
+    result = check.word_vectors(lambda *a, junk=junk: junk)
     assert not result and "could not be checked" not in result.message, result.message
 
 
+# --- the parameters of a whole BERT ---------------------------------------------------------
+
+def bert_parameters(vocab_size, d_model, num_heads, num_layers, d_ff, max_len=512,
+                    type_vocab_size=2):
+    d = d_model
+    embeddings = (vocab_size + max_len + type_vocab_size) * d + 2 * d
+    layer = 4 * (d * d + d) + (d * d_ff + d_ff) + (d_ff * d + d) + 4 * d
+    return embeddings + num_layers * layer + d * d + d
+
+
+def test_bert_parameters_accepts_the_right_answer():
+    assert check.bert_parameters(bert_parameters)
+    assert check.bert_parameters(lambda *a: float(bert_parameters(*a)))
+    assert check.bert_parameters(lambda *a: torch.tensor(bert_parameters(*a)))
+
+
+@pytest.mark.parametrize("shape", [(30522, 384, 12, 6, 1536, 512, 2), (100, 8, 4, 2, 16, 32, 1)])
+def test_the_count_is_that_of_hugging_face_bert_and_of_the_package(shape):
+    transformers = pytest.importorskip("transformers")
+    v, d, h, n, d_ff, max_len, types = shape
+    config = transformers.BertConfig(vocab_size=v, hidden_size=d, num_attention_heads=h,
+                                     num_hidden_layers=n, intermediate_size=d_ff,
+                                     max_position_embeddings=max_len, type_vocab_size=types)
+    with torch.device("meta"):
+        theirs = transformers.BertModel(config)
+        ours = tc.BertEncoder(v, d, h, n, d_ff, max_len=max_len, type_vocab_size=types)
+    expected = bert_parameters(*shape)
+    assert sum(p.numel() for p in theirs.parameters()) == expected
+    assert sum(p.numel() for p in ours.parameters()) == expected
+
+
+def plus(delta):
+    return lambda v, d, h, n, d_ff, max_len, types: (
+        bert_parameters(v, d, h, n, d_ff, max_len, types) + delta(v, d, h, n, d_ff, max_len, types))
+
+
+@pytest.mark.parametrize(("answer", "words"), [
+    (plus(lambda v, d, h, n, f, m, t: -(d * d + d)), ["pooler"]),
+    (plus(lambda v, d, h, n, f, m, t: -m * d), ["learned positions"]),
+    (plus(lambda v, d, h, n, f, m, t: -t * d), ["segments"]),
+    (plus(lambda v, d, h, n, f, m, t: -(m + t) * d), ["positions and segments"]),
+    (plus(lambda v, d, h, n, f, m, t: -2 * d), ["LayerNorm after the three embeddings"]),
+    (plus(lambda v, d, h, n, f, m, t: -2 * d - 4 * n * d), ["LayerNorms are missing"]),
+    (plus(lambda v, d, h, n, f, m, t: -(n * (4 * d + f + d) + d)), ["biases"]),
+    (plus(lambda v, d, h, n, f, m, t: n * (h - 1) * 4 * (d * d + d)), ["once per head"]),
+    (lambda v, d, h, n, f, m, t: bert_parameters(v, d, h, 1, f, m, t), ["counted once"]),
+    (lambda v, d, h, n, f, m, t: v * d, ["word embedding table alone"]),
+    (plus(lambda v, d, h, n, f, m, t: 1), ["off by 1"]),
+    (lambda *a: bert_parameters(*a) + 0.5, ["not a whole number"]),
+    (lambda *a: "many", ["whole number"]),
+])
+def test_bert_parameters_wrong_answers_say_why(answer, words):
+    result = check.bert_parameters(answer)
+    assert not result
+    for word in words:
+        assert word in result.message, (word, result.message)
+
+
+# --- byte-pair encoding ---------------------------------------------------------------------
+
+def merge_pair(symbols, a, b):
+    out, i = [], 0
+    while i < len(symbols):
+        if i + 1 < len(symbols) and symbols[i] == a and symbols[i + 1] == b:
+            out.append(a + b)
+            i += 2
+        else:
+            out.append(symbols[i])
+            i += 1
+    return out
+
+
+def apply_merges(word, merges):
+    symbols = [*word, "</w>"]
+    for a, b in merges:
+        symbols = merge_pair(symbols, a, b)
+    return symbols
+
+
+def lowest_rank_first(word, merges):
+    """How GPT-2's tokenizer does it: merge the known pair learned first, until none is left."""
+    rank = {pair: i for i, pair in enumerate(merges)}
+    symbols = [*word, "</w>"]
+    while True:
+        known = [pair for pair in itertools.pairwise(symbols) if pair in rank]
+        if not known:
+            return symbols
+        symbols = merge_pair(symbols, *min(known, key=rank.get))
+
+
+def first_occurrence_only(word, merges):
+    symbols = [*word, "</w>"]
+    for a, b in merges:
+        for i in range(len(symbols) - 1):
+            if symbols[i] == a and symbols[i + 1] == b:
+                symbols = [*symbols[:i], a + b, *symbols[i + 2:]]
+                break
+    return symbols
+
+
+def from_the_right(word, merges):
+    symbols = [*word, "</w>"]
+    for a, b in merges:
+        symbols = [s[::-1] for s in merge_pair([s[::-1] for s in symbols[::-1]], b[::-1],
+                                               a[::-1])][::-1]
+    return symbols
+
+
+def longest_known(word, merges):
+    known = {a + b for a, b in merges} | set(word) | {"</w>"}
+    text, out, start = word + "</w>", [], 0
+    while start < len(text):
+        end = next((e for e in range(len(text), start, -1) if text[start:e] in known), start + 1)
+        out.append(text[start:end])
+        start = end
+    return out
+
+
+def test_apply_merges_accepts_the_right_answers():
+    assert check.apply_merges(apply_merges)
+    assert check.apply_merges(lowest_rank_first)
+    assert check.apply_merges(lambda w, m: tuple(apply_merges(w, m)))
+
+
+@pytest.mark.parametrize(("answer", "words"), [
+    (lambda w, m: apply_merges(w, m[::-1]), ["from the last to the first"]),
+    (lambda w, m: [s.removesuffix("</w>") for s in apply_merges(w, m) if s != "</w>"],
+     ["end-of-word symbol </w>"]),
+    (longest_known, ["longest symbol", "replays the merges"]),
+    (first_occurrence_only, ["'banana'", "every occurrence"]),
+    (from_the_right, ["'aaa'", "from left to right"]),
+    (lambda w, m: [*w, "</w>"], ["'lower'", "every merge"]),
+])
+def test_apply_merges_wrong_answers_say_why(answer, words):
+    result = check.apply_merges(answer)
+    assert not result
+    for word in words:
+        assert word in result.message, (word, result.message)
+
+
+def test_apply_merges_junk_fails_without_crashing():
+    for junk in (None, "lower", ["low", 3], torch.tensor([1, 2]), 3.5):
+        result = check.apply_merges(lambda w, m, junk=junk: junk)
+        assert not result and "could not be checked" not in result.message, result.message
+    assert "expected a list of strings" in check.apply_merges(lambda w, m: None).message
+    assert not check.apply_merges("not a function")
+
+
 def test_every_checker_of_the_chapter_is_tested_here():
-    assert set(check.ch09.__all__) == {"embedding_grad", "max_pooling", "mlm_mask", "wordpiece"}
+    assert set(check.ch09.__all__) == {"apply_merges", "bert_parameters", "embedding_grad",
+                                       "left_pad", "mlm_mask", "word_vectors", "wordpiece"}
     assert all(name in check.__all__ for name in check.ch09.__all__)

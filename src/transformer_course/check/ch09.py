@@ -4,8 +4,11 @@
 * :func:`mlm_mask`: BERT's masked-language-model corruption (15% chosen, then 80/10/10).
 * :func:`embedding_grad`: the gradient that an embedding lookup sends to its table, the
   one-hot product of section 9.2 run backwards (rows of repeated ids add up).
-* :func:`max_pooling`: a sentence vector as the largest value of each feature over the real
-  tokens, where padding must lose every comparison.
+* :func:`left_pad`: a batch padded on the left, its mask, and positions counted from each
+  sequence's first real token.
+* :func:`word_vectors`: one vector per word, the mean of the vectors of its WordPiece pieces.
+* :func:`bert_parameters`: the parameters of a whole BERT of any size, counted.
+* :func:`apply_merges`: a word cut by byte-pair encoding, replaying the learned merges.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import torch
 
-from ..i18n import format_percent
+from ..i18n import format_integer, format_percent
 from ..i18n import gettext as _
 from ._core import (
     CheckResult,
@@ -30,8 +33,10 @@ from ._core import (
     _run,
     _shape,
 )
+from .ch07 import _name_mistake, _whole_number
 
-__all__ = ["embedding_grad", "max_pooling", "mlm_mask", "wordpiece"]
+__all__ = ["apply_merges", "bert_parameters", "embedding_grad", "left_pad", "mlm_mask",
+           "word_vectors", "wordpiece"]
 
 
 # --- WordPiece ------------------------------------------------------------------------------
@@ -373,43 +378,363 @@ def embedding_grad(fn: Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
     return _run("embedding_grad", fn, body)
 
 
-# --- max pooling over the real tokens -----------------------------------------------------------
+# --- left padding ------------------------------------------------------------------------------
 
-def max_pooling(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> CheckResult:
-    """Check ``fn(hidden, attention_mask)`` -> ``(B, d)``: for each sequence and feature, the
-    largest value of ``hidden`` ``(B, L, d)`` over the real tokens (``attention_mask``
-    ``(B, L)``, 1 for real tokens), padding excluded, including for features whose real
-    values are all negative."""
+def _left_padded(sequences: Sequence[Sequence[int]],
+                 pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The reference: padding before the tokens, a 1/0 mask, positions from 0 at the first
+    real token and 0 on the padding."""
+    length = max(len(s) for s in sequences)
+    ids = [[pad_id] * (length - len(s)) + list(s) for s in sequences]
+    mask = [[0] * (length - len(s)) + [1] * len(s) for s in sequences]
+    positions = [[0] * (length - len(s)) + list(range(len(s))) for s in sequences]
+    return torch.tensor(ids), torch.tensor(mask), torch.tensor(positions)
+
+
+def _integers(got: object, expected: torch.Tensor, name: str, what: str) -> torch.Tensor:
+    """``got`` as a tensor of integers of the expected shape (a boolean mask reads as 1/0)."""
+    got = _as_tensor(got, what=what)
+    if got.shape != expected.shape:
+        raise _CheckFailedError(_("on {what} {name} has shape {got}, expected {expected}").format(
+            what=what, name=name, got=_shape(got.shape), expected=_shape(expected.shape)))
+    if got.is_floating_point():
+        raise _CheckFailedError(_("on {what} {name} has dtype {dtype}, expected integers "
+                                  "(torch.long): ids and positions index embedding tables")
+                                .format(what=what, name=name, dtype=got.dtype))
+    return got.long()
+
+
+def _first_difference(got: torch.Tensor, expected: torch.Tensor, name: str, what: str) -> None:
+    wrong = (got != expected).nonzero()
+    if len(wrong):
+        index = tuple(wrong[0].tolist())
+        raise _CheckFailedError(_("on {what} {name} at {index} is {got}, expected {expected}")
+                                .format(what=what, name=name, index=_shape(index),
+                                        got=_num(got[index].item()),
+                                        expected=_num(expected[index].item())))
+
+
+def left_pad(fn: Callable[[list[list[int]], int], tuple]) -> CheckResult:
+    """Check ``fn(sequences, pad_id)`` -> ``(ids, attention_mask, position_ids)``, all
+    ``(B, L)`` with ``L`` the longest sequence: the padding goes *before* the tokens, the
+    mask is 1 on real tokens and 0 on padding, and the positions count 0, 1, 2, ... from each
+    sequence's first real token (0 on the padding), so that a padded sequence gets the
+    positions it has alone."""
     def body(f: Callable) -> str:
-        g = torch.Generator().manual_seed(91)
-        mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 0, 0, 0, 0]])
-        hidden = torch.randn(3, 5, 4, generator=g)
-        hidden[0, :3, :2] = -1.0 - hidden[0, :3, :2].abs()  # features whose real values are < 0
-        hidden[0, 3:] = 5.0 + hidden[0, 3:].abs()  # padding that would win every comparison
-        hidden[2, 1:] = 4.0
-        expected = hidden.masked_fill(mask[..., None] == 0, float("-inf")).amax(dim=1)
-        what = _("three sequences padded with {first}, {second} and {third} positions").format(
-            first=_num(2), second=_num(0), third=_num(4))
-        got = _call(f, hidden.clone(), mask.clone(), what=what)
-        if (isinstance(got, tuple) and len(got) == 2
-                and all(isinstance(part, torch.Tensor) for part in got)):
-            raise _CheckFailedError(
-                _("on {what} it returned two tensors, (values, indices), as torch.max(..., "
-                  "dim=...) does: return the values only").format(what=what))
-        try:
-            _compare(got, expected, what=what)
-        except _CheckFailedError:
-            if isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(expected.shape):
-                got = _as_tensor(got, what=what).double()
-                if torch.allclose(got, hidden.amax(dim=1).double()):
-                    raise _CheckFailedError(
-                        _("on {what} the padding positions took part: the maximum of the first "
-                          "sequence comes from its [PAD] positions").format(what=what)) from None
-                if torch.allclose(got, (hidden * mask[..., None]).amax(dim=1).double()):
-                    raise _CheckFailedError(
-                        _("on {what} multiplying by the mask puts zeros at the padding positions, "
-                          "and a zero beats the negative values of the real tokens: give the "
-                          "padding -inf instead (masked_fill)").format(what=what)) from None
-            raise
-        return _("the largest value of each feature over the real tokens; padding never wins")
-    return _run("max_pooling", fn, body)
+        cases = (([[101, 7, 8, 9, 102], [101, 5, 102], [101, 4, 4, 4, 4, 102]], 0),
+                 ([[2, 11, 3], [2, 12, 13, 14, 3]], 1),
+                 ([[101, 6, 102], [101, 7, 102]], 0),
+                 ([[101, 6, 102]], 0))
+        for sequences, pad_id in cases:
+            what = _("the sequences {sequences} with pad_id = {pad}").format(
+                sequences=_ints(sequences), pad=_num(pad_id))
+            got = _parts(_call(f, [list(s) for s in sequences], pad_id, what=what), 3,
+                         "(ids, attention_mask, position_ids)", what=what)
+            ids, mask, positions = _left_padded(sequences, pad_id)
+            right = torch.tensor([[*s, *[pad_id] * (ids.shape[1] - len(s))]
+                                  for s in sequences])  # right padding, for the message
+            got_ids = _integers(got[0], ids, "ids", what)
+            if not torch.equal(got_ids, ids) and torch.equal(got_ids, right):
+                raise _CheckFailedError(_("on {what} the ids are padded on the right: with left "
+                                          "padding the [PAD] go before the tokens, so that "
+                                          "every sequence ends in the last column").format(
+                                              what=what))
+            _first_difference(got_ids, ids, "ids", what)
+            got_mask = _integers(got[1], mask, "attention_mask", what)
+            if not torch.equal(got_mask, mask) and torch.equal(got_mask, 1 - mask):
+                raise _CheckFailedError(_("on {what} the attention mask is inverted: 1 marks a "
+                                          "real token, 0 the padding").format(what=what))
+            _first_difference(got_mask, mask, "attention_mask", what)
+            got_positions = _integers(got[2], positions, "position_ids", what)
+            count = torch.arange(ids.shape[1]).expand_as(ids)
+            if not torch.equal(got_positions, positions):
+                if torch.equal(got_positions, count):
+                    raise _CheckFailedError(_(
+                        "on {what} the positions are 0, 1, 2, ... along the padded row, so the "
+                        "first real token of a padded sequence is not at position 0 as it is "
+                        "alone: count the positions from each sequence's first real token")
+                        .format(what=what))
+                if torch.equal(got_positions, mask.cumsum(1)):
+                    raise _CheckFailedError(_("on {what} the positions start at 1: the first "
+                                              "real token is at position 0").format(what=what))
+                if torch.equal(got_positions[mask == 1], positions[mask == 1]):
+                    raise _CheckFailedError(_("on {what} the real tokens have the right "
+                                              "positions, but the padding should get 0")
+                                            .format(what=what))
+                _first_difference(got_positions, positions, "position_ids", what)
+        return _("padding on the left, a 1/0 mask, and positions counted from each sequence's "
+                 "first real token")
+    return _run("left_pad", fn, body)
+
+
+# --- one vector per word from its pieces -------------------------------------------------------
+
+_NOT_WORDS = ("[CLS]", "[SEP]", "[PAD]")
+
+_WORD_CASES = (
+    ("[CLS]", "token", "##ization", "of", "transformers", "is", "un", "##bel", "##ie", "##va",
+     "##bly", "simple", "[SEP]"),
+    ("[CLS]", "i", "love", "[UNK]", "!", "[SEP]", "[PAD]", "[PAD]"),
+    ("[CLS]", "play", "##ing", "[SEP]", "hug", "##e", "##ly", "[SEP]", "[PAD]"),
+)
+
+
+def _word_groups(tokens: Sequence[str], *, specials: bool = False,
+                 pieces_are_words: bool = False, unk: bool = True) -> list[list[int]]:
+    """The positions of each word's pieces; the flags give the classic mistakes."""
+    groups: list[list[int]] = []
+    for i, token in enumerate(tokens):
+        if (token in _NOT_WORDS and not specials) or (token == "[UNK]" and not unk):
+            continue
+        if token.startswith("##") and groups and not pieces_are_words:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+def _pool(hidden: torch.Tensor, groups: list[list[int]], how: str = "mean") -> torch.Tensor:
+    rows = [hidden[group] for group in groups]
+    pooled = {"mean": [r.mean(0) for r in rows], "sum": [r.sum(0) for r in rows],
+              "first": [r[0] for r in rows], "last": [r[-1] for r in rows],
+              "max": [r.amax(0) for r in rows]}[how]
+    return torch.stack(pooled) if pooled else hidden.new_zeros(0, hidden.shape[-1])
+
+
+def word_vectors(fn: Callable[[torch.Tensor, list[str]], torch.Tensor]) -> CheckResult:
+    """Check ``fn(hidden, tokens)`` -> ``(W, d)``: one vector per word of a WordPiece
+    sequence, the mean of the vectors of its pieces. ``hidden`` is ``(L, d)`` and ``tokens``
+    the ``L`` tokens; a token that starts with ``##`` continues the word before it, any other
+    token (punctuation and ``[UNK]`` included) starts a word, and ``[CLS]``, ``[SEP]``,
+    ``[PAD]`` are not words."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(93)
+        for tokens in _WORD_CASES:
+            hidden = torch.randn(len(tokens), 4, generator=g, dtype=torch.float64)
+            groups = _word_groups(tokens)
+            expected = _pool(hidden, groups)
+            what = _("the tokens {tokens}").format(tokens=_pieces_text(tokens))
+            got = _call(f, hidden.clone().float(), list(tokens), what=what)
+            if isinstance(got, torch.Tensor) and got.ndim == 2 and got.shape[0] != len(groups):
+                for wrong, message in (
+                        (_word_groups(tokens, specials=True),
+                         _("on {what} it returned {got} vectors, expected {expected}: [CLS], "
+                           "[SEP] and [PAD] are not words, leave them out")),
+                        (_word_groups(tokens, pieces_are_words=True),
+                         _("on {what} it returned {got} vectors, expected {expected}: a piece "
+                           "that starts with ## continues the word before it, it is not a "
+                           "word of its own")),
+                        (_word_groups(tokens, unk=False),
+                         _("on {what} it returned {got} vectors, expected {expected}: [UNK] "
+                           "stands for a whole word that could not be spelled, so it is a "
+                           "word"))):
+                    if len(wrong) != len(groups) and got.shape[0] == len(wrong):
+                        raise _CheckFailedError(message.format(what=what,
+                                                               got=_num(got.shape[0]),
+                                                               expected=_num(len(groups))))
+            _name_mistake(got, expected, [
+                (_pool(hidden, groups, "first"),
+                 _("on {what} each word gets the vector of its first piece: average all its "
+                   "pieces")),
+                (_pool(hidden, groups, "last"),
+                 _("on {what} each word gets the vector of its last piece: average all its "
+                   "pieces")),
+                (_pool(hidden, groups, "sum"),
+                 _("on {what} the pieces of a word are summed: divide by their number, so "
+                   "that a word's vector does not grow with the number of its pieces")),
+                (_pool(hidden, groups, "max"),
+                 _("on {what} each feature takes the largest value over the pieces: the "
+                   "exercise asks for their mean")),
+            ], what)
+            _compare(got, expected, what=what, atol=1e-5)
+        return _("one vector per word, the mean of its pieces; [CLS], [SEP] and [PAD] left "
+                 "out")
+    return _run("word_vectors", fn, body)
+
+
+# --- the parameters of a whole BERT -------------------------------------------------------------
+
+def _bert_count(vocab_size: int, d_model: int, num_heads: int, num_layers: int, d_ff: int,
+                max_len: int, type_vocab_size: int) -> int:
+    """The parameters of the package's BertEncoder (pooler included), counted on the meta
+    device, without allocating them."""
+    from ..bert import BertEncoder
+
+    with torch.device("meta"):
+        model = BertEncoder(vocab_size, d_model, num_heads, num_layers, d_ff, max_len=max_len,
+                            type_vocab_size=type_vocab_size)
+    return sum(p.numel() for p in model.parameters())
+
+
+def _explain_bert_count(got: int, right: int, vocab_size: int, d: int, h: int, n: int,
+                        d_ff: int, max_len: int, types: int, what: str) -> None:
+    """Name the classic mistakes of a whole-model count."""
+    layer = 4 * (d * d + d) + 2 * d * d_ff + d_ff + d + 4 * d
+    biases = n * (4 * d + d_ff + d) + d
+    mistakes = [
+        (right - (d * d + d), _("on {what} got {got}, expected {expected}: the pooler is "
+                                "missing (a d_model x d_model linear layer on the [CLS] "
+                                "vector, with its bias)")),
+        (right - max_len * d, _("on {what} got {got}, expected {expected}: the table of "
+                                "learned positions is missing (max_len rows of d_model)")),
+        (right - types * d, _("on {what} got {got}, expected {expected}: the table of "
+                              "segments is missing (type_vocab_size rows of d_model)")),
+        (right - (max_len + types) * d,
+         _("on {what} got {got}, expected {expected}: the tables of positions and segments "
+           "are missing")),
+        (right - 2 * d, _("on {what} got {got}, expected {expected}: the LayerNorm after the "
+                          "three embeddings is missing")),
+        (right - 2 * d - n * 4 * d, _("on {what} got {got}, expected {expected}: the "
+                                      "LayerNorms are missing (a gamma and a beta of d_model "
+                                      "entries each, two per layer and one after the "
+                                      "embeddings)")),
+        (right - biases, _("on {what} got {got}, expected {expected}: the biases of the "
+                           "linear layers are missing")),
+        (right - (n - 1) * layer, _("on {what} got {got}, expected {expected}: the encoder "
+                                    "layers are counted once; there are num_layers of them, "
+                                    "each with its own weights")),
+        (right + n * (h - 1) * 4 * (d * d + d),
+         _("on {what} got {got}, expected {expected}: the attention is counted once per head, "
+           "but the heads share the d_model x d_model projections")),
+        (vocab_size * d, _("on {what} got {got}, expected {expected}: that is the word "
+                           "embedding table alone; count the whole model")),
+    ]
+    values = [value for value, _message in mistakes]
+    for value, message in mistakes:
+        if value != right and got == value and values.count(value) == 1:  # not ambiguous
+            raise _CheckFailedError(message.format(what=what, got=format_integer(got),
+                                                   expected=format_integer(right)))
+
+
+def bert_parameters(fn: Callable[..., int]) -> CheckResult:
+    """Check ``fn(vocab_size, d_model, num_heads, num_layers, d_ff, max_len,
+    type_vocab_size)`` -> the number of parameters of ``tc.BertEncoder`` with those sizes,
+    pooler included: three embedding tables and their LayerNorm, ``num_layers`` post-norm
+    encoder layers, and the pooler. The number of heads changes nothing."""
+    def body(f: Callable) -> str:
+        cases = ((30522, 384, 12, 6, 1536, 512, 2), (30522, 768, 12, 12, 3072, 512, 2),
+                 (100, 8, 2, 2, 16, 32, 2), (100, 8, 4, 2, 16, 32, 2), (50, 6, 3, 3, 10, 20, 1))
+        first_wrong = None
+        for v, d, h, n, d_ff, max_len, types in cases:
+            what = _("V = {v}, d_model = {d}, {h} heads, {n} layers, d_ff = {d_ff}, max_len = "
+                     "{max_len}, type_vocab_size = {types}").format(
+                v=_num(v), d=_num(d), h=_num(h), n=_num(n), d_ff=_num(d_ff),
+                max_len=_num(max_len), types=_num(types))
+            got = _whole_number(_call(f, v, d, h, n, d_ff, max_len, types, what=what),
+                                what=what)
+            right = _bert_count(v, d, h, n, d_ff, max_len, types)
+            # A mistake may be ambiguous on one shape (2 d is the segments' table and the
+            # LayerNorm when type_vocab_size = 2): name it on the first shape that tells.
+            _explain_bert_count(got, right, v, d, h, n, d_ff, max_len, types, what)
+            if got != right and first_wrong is None:
+                first_wrong = _("on {what} got {got}, expected {expected} (off by {error})").format(
+                    what=what, got=format_integer(got), expected=format_integer(right),
+                    error=format_integer(got - right))
+        if first_wrong is not None:
+            raise _CheckFailedError(first_wrong)
+        return _("(V + max_len + type_vocab_size) d + 2 d for the embeddings, num_layers "
+                 "encoder layers, d^2 + d for the pooler; the heads change nothing")
+    return _run("bert_parameters", fn, body)
+
+
+# --- byte-pair encoding: applying the merges --------------------------------------------------
+
+_END = "</w>"
+
+# Merges in the order they were learned: ("e", "r") before ("r", "</w>") makes the order
+# matter for "lower", ("a", "a") makes it matter whether a pair is merged from the left,
+# "banana" holds the same pair twice, and "newer" cuts differently from a greedy longest-match
+# over the symbols the merges make.
+_MERGES = (("e", "r"), ("a", "a"), ("a", "n"), ("l", "o"), ("r", _END), ("lo", "w"),
+           ("er", _END), ("n", "a"), ("an", "a"), ("w", "er" + _END), ("low", "er" + _END),
+           ("a", _END), ("e", "w"), ("n", "ew"), ("s", _END))
+_BPE_WORDS = ("lower", "low", "newer", "banana", "news", "aaa", "owl", "q")
+
+
+def _merge_pair(symbols: list[str], a: str, b: str) -> list[str]:
+    merged, i = [], 0
+    while i < len(symbols):
+        if i + 1 < len(symbols) and symbols[i] == a and symbols[i + 1] == b:
+            merged.append(a + b)
+            i += 2
+        else:
+            merged.append(symbols[i])
+            i += 1
+    return merged
+
+
+def _apply_merges(word: str, merges: Sequence[tuple[str, str]]) -> list[str]:
+    """The reference: the characters and </w>, then every merge in the order learned."""
+    symbols = [*word, _END]
+    for a, b in merges:
+        symbols = _merge_pair(symbols, a, b)
+    return symbols
+
+
+def _first_occurrences(word: str, merges: Sequence[tuple[str, str]]) -> list[str]:
+    """A classic mistake: each merge applied to the first occurrence of its pair only."""
+    symbols = [*word, _END]
+    for a, b in merges:
+        at = next((i for i in range(len(symbols) - 1)
+                   if symbols[i] == a and symbols[i + 1] == b), None)
+        if at is not None:
+            symbols = [*symbols[:at], a + b, *symbols[at + 2:]]
+    return symbols
+
+
+def _longest_symbols(word: str, merges: Sequence[tuple[str, str]]) -> list[str]:
+    """A classic mistake: the longest known symbol first, from the left, as WordPiece cuts."""
+    known = {a + b for a, b in merges} | set(word) | {_END}
+    text, symbols, start = word + _END, [], 0
+    while start < len(text):
+        end = next((e for e in range(len(text), start, -1) if text[start:e] in known),
+                   start + 1)
+        symbols.append(text[start:end])
+        start = end
+    return symbols
+
+
+def _explain_merges(got: list[str], expected: list[str], word: str,
+                    merges: Sequence[tuple[str, str]]) -> str:
+    shown = dict(word=repr(word), got=_pieces_text(got), expected=_pieces_text(expected))
+    if "".join(got) == word:
+        return _("on the word {word} it returned {got}, expected {expected}: the word "
+                 "starts as its characters followed by the end-of-word symbol </w>, which the "
+                 "merges use").format(**shown)
+    if got == _apply_merges(word, tuple(reversed(merges))):
+        return _("on the word {word} it returned {got}, expected {expected}: the merges are "
+                 "applied from the last to the first; replay them in the order they were "
+                 "learned").format(**shown)
+    if got == _first_occurrences(word, merges):
+        return _("on the word {word} it returned {got}, expected {expected}: each merge "
+                 "replaces every occurrence of its pair in the word, not only the first")\
+            .format(**shown)
+    if got == _longest_symbols(word, merges):
+        return _("on the word {word} it returned {got}, expected {expected}: byte-pair "
+                 "encoding does not look for the longest symbol it knows, as WordPiece "
+                 "does; it replays the merges, in the order they were learned").format(**shown)
+    if "".join(got) == word + _END:
+        return _("on the word {word} it returned {got}, expected {expected}: replay every "
+                 "merge, in the order learned, and merge every occurrence of its pair, from "
+                 "left to right").format(**shown)
+    return _("on the word {word} it returned {got}, expected {expected}").format(**shown)
+
+
+def apply_merges(fn: Callable[[str, list[tuple[str, str]]], list[str]]) -> CheckResult:
+    """Check ``fn(word, merges)`` -> the byte-pair-encoding symbols of ``word``: its
+    characters followed by ``"</w>"``, then each merge ``(a, b)`` of ``merges``, in the order
+    they were learned, replacing every adjacent ``a, b`` (from the left) by ``a + b``."""
+    def body(f: Callable) -> str:
+        for word in _BPE_WORDS:
+            what = _("the word {word}").format(word=repr(word))
+            got = _call(f, word, [tuple(m) for m in _MERGES], what=what)
+            if isinstance(got, tuple):
+                got = list(got)
+            if not isinstance(got, list) or not all(isinstance(p, str) for p in got):
+                raise _CheckFailedError(_("on {what} it returned {kind}, expected a list of "
+                                          "strings").format(what=what, kind=_kind(got)))
+            expected = _apply_merges(word, _MERGES)
+            if got != expected:
+                raise _CheckFailedError(_explain_merges(got, expected, word, _MERGES))
+        return _("the characters and </w>, then every merge in the order learned")
+    return _run("apply_merges", fn, body)
