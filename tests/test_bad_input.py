@@ -366,7 +366,7 @@ def test_checkers_never_crash_on_junk_answers():
     assert not offset and "expected a whole number, got ∞" in offset.message
     empty = tc.check.attention(lambda q, k, v: ())
     assert not empty
-    assert "expected a tuple (output, weights), got tuple of length 0" in empty.message
+    assert "expected a tuple `(output, weights)`, got tuple of length 0" in empty.message
 
 
 def test_greedy_decode_checker_fails_an_answer_that_never_stops_or_never_pads():

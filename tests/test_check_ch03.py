@@ -259,7 +259,7 @@ def test_mha_projections_names_heads_split_too_early_and_a_wrong_shape():
 
     def two(mha, query, key, value):
         return mha_projections(mha, query, key, value)[:2]
-    failed(check.mha_projections(two), "expected a tuple (q, k, v)")
+    failed(check.mha_projections(two), "expected a tuple `(q, k, v)`")
 
 
 @pytest.mark.parametrize("junk", [*JUNK, lambda *a: (None, None, None),

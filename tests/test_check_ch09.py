@@ -276,7 +276,7 @@ def test_mlm_mask_junk_fails_without_crashing():
                  (torch.full((128, 256), float("nan")),) * 2, "text"):
         result = check.mlm_mask(lambda ids, junk=junk, **kwargs: junk)
         assert not result and "could not be checked" not in result.message, result.message
-    assert "expected a tuple (inputs, labels)" in check.mlm_mask(lambda ids, **kw: None).message
+    assert "expected a tuple `(inputs, labels)`" in check.mlm_mask(lambda ids, **kw: None).message
     floats = check.mlm_mask(lambda ids, **kw: (ids.float(), ids.float()))
     assert "expected integer token ids" in floats.message
     raised = check.mlm_mask(lambda ids, mask_id: ids)

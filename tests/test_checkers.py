@@ -242,7 +242,7 @@ CASES = {
         (lambda q, k, v, b, hard: torch.softmax(b * (k @ q), -1) @ k, ["shape"]),
     ]),
     "project_qkv": (project_qkv, [
-        (lambda x, w, d: (x @ w.T)[..., :d], ["tuple (q, k, v)", "Tensor"]),
+        (lambda x, w, d: (x @ w.T)[..., :d], ["tuple `(q, k, v)`", "Tensor"]),
         (lambda x, w, d: ((x @ w.T)[:, :d], (x @ w.T)[:, d:2 * d], (x @ w.T)[:, 2 * d:3 * d]),
          ["d_v = 5", "v the shape is (4, 2), expected (4, 5)"]),
         (lambda x, w, d: (x @ w[[*range(d, 2 * d), *range(d), *range(2 * d, len(w))]].T)
@@ -397,7 +397,16 @@ def test_junk_messages_say_what_was_returned():
     assert "meta device" in check.softmax(lambda s: s.to("meta")).message
     assert "expected real numbers" in check.softmax(lambda s: s.to(torch.complex64)).message
     empty = check.attention(lambda q, k, v: ())
-    assert "expected a tuple (output, weights), got tuple of length 0" in empty.message
+    assert "expected a tuple `(output, weights)`, got tuple of length 0" in empty.message
+    # the names are the reader's variables: code, in every language, on the page too
+    assert "<code>(output, weights)</code>" in empty._repr_html_()
+    tc.set_language("fr")
+    try:
+        french = check.attention(lambda q, k, v: ())
+    finally:
+        tc.set_language("en")
+    assert "tuple `(output, weights)`" in french.message
+    assert "<code>(output, weights)</code>" in french._repr_html_()
     assert "expected a whole number, got ∞" in check.offset(lambda *a: float("inf")).message
     assert "expected a whole number, got NaN" in check.offset(lambda *a: float("nan")).message
     assert "got str" in check.offset(lambda *a: "1").message

@@ -172,7 +172,7 @@ def test_checkers_explain_wrong_answers():
         lambda s, m: torch.softmax(s.masked_fill(~m, float("-inf")), -1))
     assert not naive_mask and "every key masked" in naive_mask.message
     two = tc.check.project_qkv(lambda x, w, d: (x @ w.T)[..., :d])
-    assert not two and "tuple (q, k, v)" in two.message
+    assert not two and "tuple `(q, k, v)`" in two.message
     soft_always = tc.check.lookup(lambda q, k, v, b, hard: torch.softmax(b * (k @ q), -1) @ v)
     assert not soft_always and "hard retrieval" in soft_always.message
     transposed = tc.check.shift_matrix(lambda k, d: rotation(k, d).T)

@@ -5,12 +5,13 @@ student's function and compare what it returns, turning any failure into a sente
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
 
-from ..i18n import format_number, ngettext
+from ..i18n import format_integer, format_number, ngettext
 from ..i18n import gettext as _
 
 __all__ = ["CheckResult"]
@@ -38,8 +39,9 @@ class CheckResult:
         head = f"<b>{mark} {html.escape(self.name)}</b>"
         # The verdict's layout in the reader's language ("nom : message" in French).
         layout = html.escape(_("{mark} {name}: {message}"))
-        body = layout.replace("{mark} {name}", head, 1).replace("{message}",
-                                                                html.escape(self.message), 1)
+        # `names` in a message are code (the names of the reader's variables): <code> here
+        message = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(self.message))
+        body = layout.replace("{mark} {name}", head, 1).replace("{message}", message, 1)
         return f'<p style="color:{colour}">{body}</p>'
 
 
@@ -57,7 +59,10 @@ class _CheckFailedError(Exception):
 # --- formatting for the reader ---------------------------------------------------------------
 
 def _num(x: float) -> str:
-    """A number as the reader writes it (0,5 in French)."""
+    """A number as the reader writes it (0,5 in French); an int whole, every digit kept
+    (format_number keeps 6 significant digits: 7,087,872 would read 7,087,870)."""
+    if isinstance(x, int) and not isinstance(x, bool):
+        return format_integer(x)
     return format_number(x)
 
 
@@ -170,7 +175,7 @@ def _parts(got: object, count: int, names: str, *, what: str) -> Sequence[object
     if not isinstance(got, (tuple, list)) or len(got) != count:
         raise _CheckFailedError(
             _("on {what} expected a tuple {names}, got {kind}")
-            .format(what=what, names=names, kind=_kind(got)))
+            .format(what=what, names=f"`{names}`", kind=_kind(got)))  # the names are code
     return got
 
 
