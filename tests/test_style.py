@@ -200,7 +200,7 @@ def check_thousands(lang: str, passage: Passage) -> Iterator[Finding]:
     tex_group = "\\," if group == "\u202f" else group
     for tex, at in _maths(passage.raw, lang):
         cleaned = re.sub(r"\\(?:text|mathrm|operatorname)\{[^}]*\}", " ", tex)
-        for match in re.finditer(rf"(?<![\d.,}}{{\\])\d{{{least},}}(?![\d.])", cleaned):
+        for match in re.finditer(rf"(?<![\d.,}}\\])\d{{{least},}}(?![\d.])", cleaned):
             base = cleaned[match.end():].startswith("^")
             if _is_exempt_number(lang, match.group()) and not base:
                 continue
@@ -422,7 +422,7 @@ def check_english_quotation(lang: str, passage: Passage) -> Iterator[Finding]:
     masked = passage.masked(lang, emphasis=True)
     text = masked.text
     candidates = re.finditer(r"«([^«»]+)»|“([^“”]+)”|\"([^\"\n]+)\"|"
-                             r"(?<![\w*])\*([^*\n]+?)\*(?![\w*])", text)
+                             r"(?<![\w*])\*((?:[^*\n]|\n(?!\n))+?)\*(?![\w*])", text)
     for match in candidates:
         quoted = next(g for g in match.groups() if g is not None)
         words = re.findall(r"[^\W\d_]+(?:['’][a-z]+)?", quoted.lower())
@@ -575,6 +575,19 @@ def test_each_check_finds_what_breaks_its_rule(key):
     assert all(f.rule == f"{lang}.{rule}" and f.where.startswith(bad.path) for f in found)
     clean = list(SOURCE_CHECKS[rule](lang, good))
     assert not clean, f"{lang}.{rule} finds {[str(f) for f in clean]} in {good.raw!r}"
+
+
+def test_the_checks_see_maths_in_braces_and_quotations_across_lines():
+    """Two places the checks once missed: a number right after a brace in maths
+    (\\frac{p}{10000^{2i/d}}) and an English quotation in italics wrapped over two lines."""
+    maths = Passage("book/fr/x.ipynb", "prose", "L'angle $\\frac{p}{10000^{2i/d}}$.", 1)
+    assert [f.found for f in check_thousands("fr", maths)] == ["10000"]
+    fixed = Passage("book/fr/x.ipynb", "prose", "L'angle $\\frac{p}{10\\,000^{2i/d}}$.", 1)
+    assert not list(check_thousands("fr", fixed))
+    wrapped = Passage("book/fr/x.ipynb", "prose", "Il lit *the cat ate\nthe soup* ici.", 1)
+    assert len(list(check_english_quotation("fr", wrapped))) == 1
+    paragraphs = Passage("book/fr/x.ipynb", "prose", "Un *masque\n\nthe cat* ici.", 1)
+    assert not list(check_english_quotation("fr", paragraphs))
 
 
 def test_a_finding_names_the_file_line_rule_and_text():
