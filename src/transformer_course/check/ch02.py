@@ -125,8 +125,8 @@ def _explain_soft_maximum(got: object, scores: torch.Tensor, beta: float,
 
 # --- the inverse temperature at which a weight peaks ----------------------------------------------
 
-def _as_beta(got: object, *, what: str) -> float:
-    """A number from an int, a float or a one-element tensor; infinity is allowed."""
+def _number(got: object, *, what: str) -> float:
+    """A number from an int, a float or a one-element tensor; a message otherwise."""
     value = got
     if isinstance(got, torch.Tensor) and got.numel() == 1 and got.device.type != "meta" \
             and not got.is_complex():
@@ -134,7 +134,12 @@ def _as_beta(got: object, *, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise _CheckFailedError(_("on {what} expected a number, got {kind}")
                                 .format(what=what, kind=_kind(got)))
-    number = float(value)
+    return float(value)
+
+
+def _as_beta(got: object, *, what: str) -> float:
+    """A number from an int, a float or a one-element tensor; infinity is allowed."""
+    number = _number(got, what=what)
     if math.isnan(number):
         raise _CheckFailedError(_("on {what} got NaN, expected a number").format(what=what))
     return number
@@ -257,15 +262,8 @@ def _explain_peak(got: float, scores: torch.Tensor, j: int, expected: float,
 # --- the temperature read back from the weights ------------------------------------------------
 
 def _as_real(got: object, *, what: str) -> float:
-    """A real number from an int, a float or a one-element tensor; a message otherwise."""
-    value = got
-    if isinstance(got, torch.Tensor) and got.numel() == 1 and got.device.type != "meta" \
-            and not got.is_complex():
-        value = got.item()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise _CheckFailedError(_("on {what} expected a number, got {kind}")
-                                .format(what=what, kind=_kind(got)))
-    number = float(value)
+    """A finite number from an int, a float or a one-element tensor; a message otherwise."""
+    number = _number(got, what=what)
     if not math.isfinite(number):
         raise _CheckFailedError(
             _("on {what} got {value}: two equal scores give 0 / 0, and a weight of 0 gives "

@@ -116,6 +116,16 @@ def _explain_wordpiece(got: list[str], expected: list[str], word: str,
     return _("on the word {word} it returned {got}, expected {expected}").format(**shown)
 
 
+def _strings(got: object, *, what: str) -> list[str]:
+    """A list (or tuple) of strings, as a list; a message otherwise."""
+    if isinstance(got, tuple):
+        got = list(got)
+    if not isinstance(got, list) or not all(isinstance(p, str) for p in got):
+        raise _CheckFailedError(_("on {what} it returned {kind}, expected a list of "
+                                  "strings").format(what=what, kind=_kind(got)))
+    return got
+
+
 def wordpiece(fn: Callable[[str, Mapping[str, int]], list[str]]) -> CheckResult:
     """Check ``fn(word, vocab)`` -> the WordPiece pieces of ``word``: greedy
     longest-match-first from the left, pieces after the first looked up with ``##`` in
@@ -126,11 +136,7 @@ def wordpiece(fn: Callable[[str, Mapping[str, int]], list[str]]) -> CheckResult:
         for word in _WORDS:
             what = _("the word {word}").format(word=repr(word))
             got = _call(f, word, dict(vocab), what=what)
-            if isinstance(got, tuple):
-                got = list(got)
-            if not isinstance(got, list) or not all(isinstance(p, str) for p in got):
-                raise _CheckFailedError(_("on {what} it returned {kind}, expected a list of "
-                                          "strings").format(what=what, kind=_kind(got)))
+            got = _strings(got, what=what)
             expected = _wordpiece(word, vocab)
             if got != expected:
                 raise _CheckFailedError(_explain_wordpiece(got, expected, word, vocab))
@@ -728,11 +734,7 @@ def apply_merges(fn: Callable[[str, list[tuple[str, str]]], list[str]]) -> Check
         for word in _BPE_WORDS:
             what = _("the word {word}").format(word=repr(word))
             got = _call(f, word, [tuple(m) for m in _MERGES], what=what)
-            if isinstance(got, tuple):
-                got = list(got)
-            if not isinstance(got, list) or not all(isinstance(p, str) for p in got):
-                raise _CheckFailedError(_("on {what} it returned {kind}, expected a list of "
-                                          "strings").format(what=what, kind=_kind(got)))
+            got = _strings(got, what=what)
             expected = _apply_merges(word, _MERGES)
             if got != expected:
                 raise _CheckFailedError(_explain_merges(got, expected, word, _MERGES))
