@@ -656,7 +656,10 @@ class _PageReader(HTMLParser):
 def page_parts(path: Path, lang: str) -> dict[str, str]:
     reader = _PageReader(lang)
     reader.feed(path.read_text(encoding="utf-8"))
-    return {part: re.sub(r"[ \t\r\n]+", " ", "".join(texts))
+    # an output's lines are lines (a word that ends one does not belong with the next
+    # line's number); elsewhere a line break is a space
+    return {part: re.sub(r"[ \t\r]+" if part == "output" else r"[ \t\r\n]+", " ",
+                         "".join(texts))
             for part, texts in reader.parts.items()}
 
 
@@ -741,6 +744,13 @@ def test_the_page_reader_keeps_outputs_quizzes_and_prose_apart(tmp_path):
     found = [str(f) for f in page_minus("fr", page, html)]
     assert len(found) == 2 and "explorer" in found[0] and "'-0,50'" in found[1], found
     assert [str(f) for f in page_apostrophe("fr", page, html)]
+    # an output line that ends in a word is not the plural of the next line's number
+    lines = tmp_path / "lines.html"
+    lines.write_text('<html lang="fr"><body><div class="cell_output"><pre>sur lui-même : 0,35\n'
+                     'mêmes poids : oui\nDropout 0 paramètres</pre></div></body></html>',
+                     encoding="utf-8")
+    found = [f.found for f in page_singular("fr", lines, lines.read_text(encoding="utf-8"))]
+    assert found == ["0 paramètres"], found
 
 
 # --- the package -------------------------------------------------------------------------------
