@@ -98,16 +98,16 @@ catalogs: setup
 # that lies (no hidden check may depend on timings).
 # The package's own tests (the ones its sdist ships) run once, against the wheel installed in
 # a fresh venv (tests/test_wheel.py, TC_PACKAGE_TESTS=wheel), not a second time on the source.
-# pytest runs on up to four workers (pytest-xdist, `-n auto`: two on two cores); a module's
-# tests share a worker, and the four longest browser modules split by language, so that none
-# of them holds a worker for minutes at the end (tests/conftest.py). Four workers on two cores
-# gained nothing (the CPU was already busy) and once failed to load torch in the wheel's venv.
+# pytest runs its modules on up to four workers (pytest-xdist, `-n auto`: two on two cores),
+# a module per worker at a time (--dist loadfile: a module's fixtures, the wheel's venv among
+# them, are made once; tests of one module on two workers once rebuilt that venv under the
+# other). Four workers on two cores gained nothing: the CPU is already busy.
 # Colab's runtime installs while the toolchain does (each pip install keeps one core busy).
 test:
 	$(MAKE) --no-print-directory -j2 setup colab-runtime
 	$(MAKE) --no-print-directory lint browser
 	$(MAKE) --no-print-directory -j3 book colab local
-	TC_PACKAGE_TESTS=wheel $(PY) -m pytest -n auto --maxprocesses 4 --dist loadgroup
+	TC_PACKAGE_TESTS=wheel $(PY) -m pytest -n auto --maxprocesses 4 --dist loadfile
 
 bench: setup
 	$(PY) -m transformer_course.bench all

@@ -42,24 +42,6 @@ def pytest_ignore_collect(collection_path, config):
     return None
 
 
-# pytest-xdist's groups (``make test`` runs ``--dist loadgroup``): a module's tests share a
-# worker, so that its browser and server start once there, as ``--dist loadfile`` would do;
-# the longest browser modules are split by language, so that none of them holds one
-# worker for minutes while the others have nothing left to do.
-BY_LANGUAGE = {"test_browser", "test_decks", "test_explorers_browser", "test_quiz_browser"}
-
-
-def pytest_collection_modifyitems(config, items):
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        group = item.path.stem
-        lang = getattr(item, "callspec", None) and item.callspec.params.get("lang")
-        if group in BY_LANGUAGE and lang:
-            group += f"-{lang}"
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
 @pytest.fixture(autouse=True)
 def _seed():
     torch.manual_seed(0)
