@@ -46,6 +46,7 @@ def test_page_works_offline(visit, lang, page):
     v.page.wait_for_timeout(300)
     assert v.blocked == [], f"requests to the outside: {v.blocked}"
     assert v.real_errors == [], v.real_errors
+    assert v.console == [], f"{lang}/{page}: the console shows {v.console}"
     assert v.page.locator("html").get_attribute("lang") == lang
     loaded = sorted(v.page.evaluate(TRANSFERRED), key=lambda entry: -entry[1])
     cached = [name for name, size, status in loaded if status == 200 and size == 0]

@@ -10,6 +10,10 @@
   the hidden-code toggle, ...): ``CHROME`` gives them in each language, the footer is our own
   template, and ``build-finished`` replaces each English attribute or text that remains in
   the written pages (tests/test_page_language.py checks that none is left).
+* The head of every page: a favicon of the site's own (no request for ``/favicon.ico``
+  that would answer 404), the theme's colour mode defaulting to "auto" (pydata's template
+  otherwise writes an empty mode, and its script logs "Got invalid theme mode"), and a
+  meta description in the page's language: the page's first paragraph, shortened.
 * No widget embedder: the explorers are self-contained HTML and JavaScript
   (``transformer_course/js``), and no chapter output holds ipywidgets, so no page loads
   ``@jupyter-widgets/html-manager`` (tests/test_site.py checks that no page holds widget state).
@@ -17,6 +21,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 from pathlib import Path
@@ -97,6 +102,7 @@ def chrome(language: str) -> dict[str, str]:
 def _configure(app: Sphinx, config: Config) -> None:
     config.templates_path.append(str(HERE / "templates"))
     config.html_static_path.append(str(HERE / "static"))
+    config.html_favicon = config.html_favicon or str(HERE / "static" / "favicon.svg")
     options = dict(config.html_theme_options or {})
     end = list(options.get("article_header_end") or ["article-header-buttons.html"])
     if "language-switcher.html" not in end:
@@ -113,8 +119,27 @@ def _configure(app: Sphinx, config: Config) -> None:
     app.add_css_file("course.css")
 
 
+DESCRIPTION_LENGTH = 155  # what search engines show of a description
+
+
+def description(body: str, limit: int = DESCRIPTION_LENGTH) -> str:
+    """The text of the first paragraph of a page's HTML body, cut at a word near ``limit``."""
+    match = re.search(r"<p\b[^>]*>(.*?)</p>", body, re.S)
+    if match is None:
+        return ""
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", match.group(1))).split())
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
 def _page_context(app: Sphinx, pagename: str, templatename: str, context: dict,
                   doctree: object) -> None:
+    context["default_mode"] = "auto"
+    summary = description(context.get("body") or "")
+    if summary:
+        context["metatags"] = (context.get("metatags") or "") + (
+            f'\n<meta name="description" content="{html.escape(summary)}" />')
     up = "../" * (pagename.count("/") + 1)
     here = app.config.language
     context["tc_chrome"] = chrome(here or "en")
