@@ -74,6 +74,10 @@ def test_every_page_has_a_description_a_canonical_link_and_an_icon(site):
             assert links.get("icon", "").endswith("favicon.svg"), (lang, page, links)
             if lang != "en" and ("en", page) in descriptions:
                 assert metas[0] != descriptions["en", page], f"{lang}/{page}: English description"
+        # the search field's name is its visible text (no aria-label that differs from it)
+        fields = [a for t, a in tags
+                  if t == "button" and "search-button-field" in a.get("class", "")]
+        assert fields and not any("aria-label" in a for a in fields), (lang, page, fields)
     root = {a.get("rel"): a.get("href") for t, a in parse(site / "index.html") if t == "link"}
     assert root.get("canonical") == f"{base}/index.html"
     assert root.get("icon", "").startswith("data:image/svg+xml,"), root

@@ -194,6 +194,22 @@ def _localise_chrome(app: Sphinx, exception: Exception | None) -> None:
                               encoding="utf-8")
 
 
+# The theme's search field is a button whose visible text ("Search", then Ctrl+K) is its
+# name; its aria-label gave it another one (WCAG 2.5.3, label in name): the label goes.
+SEARCH_FIELD_LABEL = re.compile(
+    r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="[^"]*"')
+
+
+def _name_search_fields(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    for page in Path(app.outdir).rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        new = SEARCH_FIELD_LABEL.sub(r"\1", text)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+
+
 def setup(app: Sphinx) -> dict:
     from coursebook_kernels import use_private_ipc_kernels
 
@@ -211,4 +227,5 @@ def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _copy_vendor)
     app.connect("build-finished", _localise_chrome)
+    app.connect("build-finished", _name_search_fields)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
