@@ -117,6 +117,7 @@ def _configure(app: Sphinx, config: Config) -> None:
     # ipywidgets state: none does, and none may load anything from outside.
     config.nb_ipywidgets_js = {}
     app.add_css_file("course.css")
+    app.add_js_file("tc-scroll.js", loading_method="defer")  # wide formulas: keyboard scroll
 
 
 DESCRIPTION_LENGTH = 155  # what search engines show of a description
