@@ -8,6 +8,8 @@
  *   el(tag, attrs, kids) a DOM element ("text" and "className" attributes are properties);
  *   fill(template, map)  a catalog string with its {name} placeholders filled in;
  *   blue(t)              a colour from white (t = 0) to dark blue (t = 1), like "Blues";
+ *   ink(t)               the text colour for a cell of blue(t): black or white, whichever
+ *                        contrasts more (never below 4.5:1, WCAG's AA for text);
  *   booter(sel, mount)   boot(script): mounts the component (CSS selector sel) whose
  *                        script is running, or, with no current script, every one not
  *                        yet mounted, now and again once the front end has attached it.
@@ -15,10 +17,11 @@
  */
 (function () {
   "use strict";
-  var VERSION = 2;
+  var VERSION = 3;
   if (window.TcCommon && window.TcCommon.version >= VERSION) return;
   window.TcCommon = {
-    version: VERSION, numbers: numbers, el: el, fill: fill, blue: blue, booter: booter
+    version: VERSION, numbers: numbers, el: el, fill: fill, blue: blue, ink: ink,
+    booter: booter
   };
 
   // --- numbers in the reader's language ---------------------------------------------------
@@ -105,11 +108,23 @@
 
   // white -> dark blue, like matplotlib's "Blues"
   var BLUES = [[247, 251, 255], [198, 219, 239], [107, 174, 214], [33, 113, 181], [8, 48, 107]];
-  function blue(t) {
+  function blueRGB(t) {
     t = Math.max(0, Math.min(1, t)) * (BLUES.length - 1);
     var i = Math.min(Math.floor(t), BLUES.length - 2), f = t - i, a = BLUES[i], b = BLUES[i + 1];
-    return "rgb(" + [0, 1, 2].map(function (k) { return Math.round(a[k] + f * (b[k] - a[k])); })
-      .join(",") + ")";
+    return [0, 1, 2].map(function (k) { return Math.round(a[k] + f * (b[k] - a[k])); });
+  }
+
+  function blue(t) { return "rgb(" + blueRGB(t).join(",") + ")"; }
+
+  // WCAG's relative luminance of a colour; black or white text, whichever contrasts more
+  // with blue(t) (where the two are equal, each still gives 4.58:1)
+  function ink(t) {
+    var c = blueRGB(t).map(function (v) {
+      v /= 255;
+      return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+    });
+    var lum = 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+    return 1.05 / (lum + 0.05) > (lum + 0.05) / 0.05 ? "#fff" : "#000";
   }
 
   // --- mounting -------------------------------------------------------------------------

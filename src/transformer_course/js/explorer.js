@@ -79,7 +79,7 @@
 
     // The shared helpers (common.js, inlined just before this file).
     var C = window.TcCommon;
-    var numbers = C.numbers, el = C.el, fill = C.fill, blue = C.blue;
+    var numbers = C.numbers, el = C.el, fill = C.fill, blue = C.blue, ink = C.ink;
 
     var SVG = null; // the SVG namespace, read from the HTML parser (no URL in this file)
     function svg(tag, attrs, text) {
@@ -314,8 +314,8 @@
             var w = weights[i][j], cell;
             if (mask[i][j]) {
               any = true;
-              cell = el("td", { style: "background:" + blue(w) + ";color:" +
-                (w > 0.6 ? "#fff" : "#111"), text: num.fixed(w, 2) });
+              cell = el("td", { style: "background:" + blue(w) + ";color:" + ink(w),
+                text: num.fixed(w, 2) });
             } else {
               cell = el("td", { className: "tc-x-masked", "aria-label": S.masked });
             }
