@@ -64,20 +64,25 @@
     var a = Math.abs(value);
     if (a >= 1e-3 && a < 1e15) {
       var text = a >= 1000 ? Math.round(value).toString() : value.toPrecision(3);
-      if (text.indexOf("e") < 0 && text.indexOf(".") >= 0) text = trimZeros(text);
+      if (text.indexOf("e") >= 0) text = String(Number(text)); // 999.5: "1.00e+3" -> "1000"
+      if (text.indexOf(".") >= 0) text = trimZeros(text);
       return localize(f, text, 4);
     }
-    var exp = value.toExponential(2).split("e");
-    var mantissa = exp[0].indexOf(".") >= 0 ? trimZeros(exp[0]) : exp[0];
-    return localize(f, mantissa, 4) + "E" + exp[1].replace("+", "");
+    return scientific(f, value.toExponential(2));
   }
 
-  // Up to 10 significant digits (what a reader typed, read back); JavaScript's own
-  // notation where it writes an exponent.
+  // Up to 10 significant digits (what a reader typed, read back); E-notation where
+  // JavaScript writes an exponent (below 1e-6 and from 1e21).
   function general(f, value) {
     var text = String(Number(value.toPrecision(10)));
-    if (/e/.test(text)) return text;
-    return localize(f, text, 5);
+    return /e/.test(text) ? scientific(f, text) : localize(f, text, 4);
+  }
+
+  // JavaScript's "-1.50e-7" as the reader writes it: "−1,5E−7" on a French page.
+  function scientific(f, text) {
+    var parts = text.split("e"), mantissa = parts[0];
+    if (mantissa.indexOf(".") >= 0) mantissa = trimZeros(mantissa);
+    return localize(f, mantissa, 4) + "E" + localize(f, parts[1].replace("+", ""), 4);
   }
 
   function escapeRegExp(text) { return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
