@@ -408,7 +408,7 @@ def test_sentence_box_notes_are_in_the_reader_s_language(monkeypatch):
     tc.set_language("it")
     try:
         box = widgets.sentence_box("masks")
-        assert box.button.description == "Mostra"
+        assert box.button.description == "Mostrate"
         box.text.value = " ".join(["parola"] * 25)
         assert box.error == ("Questa frase ha 25 token; un esploratore ne accetta al massimo "
                              "20: accorciatela.")

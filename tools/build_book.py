@@ -35,7 +35,8 @@ from urllib.parse import quote
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-# The site's icon, inline on the root page (the chapters link the copy in their _static).
+# The site's icon, inline on the root page (the chapters link the copy in their _static) and
+# in every deck (tools/build_decks.py imports it from here).
 FAVICON = "data:image/svg+xml," + quote(
     (ROOT / "tools" / "sphinxext" / "static" / "favicon.svg").read_text(encoding="utf-8").strip())
 BUILD = ROOT / "_build"

@@ -38,7 +38,6 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote
 
 import yaml
 from markdown_it import MarkdownIt
@@ -46,10 +45,10 @@ from markdown_it.common.utils import escapeHtml
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 ROOT = Path(__file__).resolve().parent.parent
-# The site's icon, inline: a deck folder opened on its own asks no server for /favicon.ico.
-FAVICON = "data:image/svg+xml," + quote(
-    (ROOT / "tools" / "sphinxext" / "static" / "favicon.svg").read_text(encoding="utf-8").strip())
 sys.path.insert(0, str(ROOT / "tools" / "sphinxext"))
+sys.path.insert(0, str(ROOT / "tools"))
+# The site's icon, inline: a deck folder opened on its own asks no server for /favicon.ico.
+from build_book import FAVICON  # noqa: E402  (one definition, the book's)
 from coursebook_typography import _APOSTROPHE, french_spacing  # noqa: E402  (the pages' rules)
 
 BOOK = ROOT / "book"

@@ -61,20 +61,20 @@ CHROME: dict[str, dict[str, str]] = {
         "footer": "© 2026 Le cours «\u00a0Attention et Transformers\u00a0» · licence MIT",
     },
     "it": {
-        "Toggle hidden content": "Mostra o nascondi il contenuto",
-        "Launch interactive content": "Apri in un ambiente interattivo",
-        "Launch on Colab": "Apri in Colab",
+        "Toggle hidden content": "Mostrate o nascondete il contenuto",
+        "Launch interactive content": "Aprite in un ambiente interattivo",
+        "Launch on Colab": "Aprite in Colab",
         "Colab logo": "Logo di Colab",
-        "Toggle primary sidebar": "Mostra o nascondi l’indice",
-        "Toggle secondary sidebar": "Mostra o nascondi lo schema della pagina",
+        "Toggle primary sidebar": "Mostrate o nascondete l’indice",
+        "Toggle secondary sidebar": "Mostrate o nascondete lo schema della pagina",
         "Main": "Indice del libro",
         "Link to this heading": "Collegamento a questo paragrafo",
         "System Settings": "Impostazioni di sistema",
         "Color mode": "Tema",
         "Page": "Pagina",
         "Language": "Lingua",
-        "Show code cell source": "Mostra il codice della cella",
-        "Hide code cell source": "Nascondi il codice della cella",
+        "Show code cell source": "Mostrate il codice della cella",
+        "Hide code cell source": "Nascondete il codice della cella",
         "footer": "© 2026 Il corso «Attenzione e Transformer» · licenza MIT",
     },
     "en": {
@@ -86,8 +86,8 @@ CHROME: dict[str, dict[str, str]] = {
 }
 # sphinx-copybutton has no Italian messages: they are added to its script on Italian sites.
 COPYBUTTON_IT = """  'it' : {
-    'copy': 'Copia',
-    'copy_to_clipboard': 'Copia negli appunti',
+    'copy': 'Copiate',
+    'copy_to_clipboard': 'Copiate negli appunti',
     'copy_success': 'Copiato!',
     'copy_failure': 'Copia non riuscita',
   },

@@ -33,7 +33,7 @@ WORDS = {
            "book_pdf_tip": "Le livre entier en PDF",
            "links": "Supports du chapitre {n}"},
     "it": {"deck": "Diapositive", "deck_pdf": "Diapositive (PDF)",
-           "book_pdf": "Il libro (PDF)", "notebook": "Notebook", "colab": "Apri in Colab",
+           "book_pdf": "Il libro (PDF)", "notebook": "Notebook", "colab": "Aprite in Colab",
            "deck_tip": "Le diapositive di questo capitolo, per una lezione",
            "deck_pdf_tip": "Le diapositive di questo capitolo in PDF, una pagina per diapositiva",
            "book_pdf_tip": "L’intero libro in PDF",

@@ -67,7 +67,7 @@ def _alibi(q: torch.Tensor, k: torch.Tensor, slopes: torch.Tensor, *, sign: floa
     q, k, slopes = q.double(), k.double(), slopes.double()
     distance = (torch.arange(q.shape[-2])[:, None] - torch.arange(k.shape[-2])[None, :])
     distance = distance.abs() if absolute else distance  # (L_q, L_k)
-    scores = q @ k.transpose(-2, -1)  # (H, L_q, L_k)
+    scores = q @ k.transpose(-2, -1)  # (h, L_q, L_k)
     if scale:
         scores = scores / math.sqrt(q.shape[-1])
     return scores + sign * slopes[:, None, None] * distance
@@ -94,9 +94,10 @@ def _explain_alibi(got: torch.Tensor, q: torch.Tensor, k: torch.Tensor, slopes: 
 
 
 def alibi_scores(fn: Callable[..., torch.Tensor]) -> CheckResult:
-    """Check ``fn(q, k, slopes)`` -> ``(H, L, L)`` attention scores with a linear position
-    bias (ALiBi, in its symmetric form): ``q[h] @ k[h].T / sqrt(d) - slopes[h] * |i - j|``
-    for ``q``, ``k`` of shape ``(H, L, d)`` and ``slopes`` of shape ``(H,)``.
+    """Check ``fn(q, k, slopes)`` -> ``(h, L, L)`` attention scores with a linear position
+    bias (ALiBi, in its symmetric form): ``q[n] @ k[n].T / sqrt(d) - slopes[n] * |i - j|``
+    for head ``n`` of the ``h`` heads, ``q``, ``k`` of shape ``(h, L, d)`` and ``slopes`` of
+    shape ``(h,)``.
 
     First the property: scores computed on the last positions of a sequence alone equal
     those computed inside the whole sequence (translation invariance). Then the values."""
