@@ -286,7 +286,7 @@ def copy_into_course_model(reference: TorchSeq2Seq) -> Transformer:
                        **{k: v for k, v in DATES_CONFIG.items()}, pad_id=reference.pad_id)
     ours.src_embed.weight.copy_(reference.src_embed.weight)
     ours.tgt_embed.weight.copy_(reference.tgt_embed.weight)
-    ours.generator.load_state_dict(reference.generator.state_dict())
+    ours.lm_head.load_state_dict(reference.generator.state_dict())
     ours.encoder = from_torch(reference.transformer.encoder)
     ours.decoder = from_torch(reference.transformer.decoder)
     return ours

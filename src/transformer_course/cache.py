@@ -55,6 +55,17 @@ class LayerCache:
             return keys, values
         return torch.cat([self.keys, keys], dim=2), torch.cat([self.values, values], dim=2)
 
+    def update(self, keys: torch.Tensor, values: torch.Tensor
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Add the new keys and values; return all of them (:meth:`append`, then :meth:`store`).
+
+        Shape:
+            ``(B, H, L_new, d_head)`` each in, ``(B, H, L_past + L_new, d_head)`` each out.
+        """
+        keys, values = self.append(keys, values)
+        self.store(keys, values)
+        return keys, values
+
     def store(self, keys: torch.Tensor, values: torch.Tensor) -> None:
         """Keep ``keys`` and ``values`` (as :meth:`append` returned them) for the next step."""
         self.keys, self.values = keys, values
