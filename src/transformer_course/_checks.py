@@ -342,13 +342,14 @@ def check_scores(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
         )
 
 
-def check_representable(name: str, x: torch.Tensor) -> None:
-    """Check a layer's input outside training (one read on the host): finite, and small
-    enough that the squares LayerNorm and attention sum over its last dimension fit its
-    dtype (about 1e18 in float32 for 64 features)."""
+def check_representable(name: str, x: torch.Tensor, *, squared: bool = True) -> None:
+    """Check a layer's input outside training (one read on the host): finite, and, when
+    the layer squares it (``squared``), small enough that the squares LayerNorm and
+    attention sum over its last dimension fit its dtype (about 1e18 in float32 for 64
+    features)."""
     largest = _largest(name, x)
     limit = math.sqrt(torch.finfo(x.dtype).max / max(4 * x.shape[-1], 1))
-    if largest > limit:
+    if squared and largest > limit:
         raise ValueError(
             f"{name} holds values as large as {largest:.3g}: LayerNorm and attention square "
             f"them, which overflows {x.dtype} beyond {limit:.3g} for {x.shape[-1]} features; "
