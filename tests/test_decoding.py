@@ -216,17 +216,21 @@ def test_the_language_model_uses_the_causal_kernel_and_gives_what_it_gave():
                for m in maps)
 
 
-def test_bench_generate_prints_both_thread_counts_and_the_operators(monkeypatch, capsys):
-    """`python -m transformer_course.bench generate`: the 1-thread figures on the line before
-    the last, whose form the 2-thread figures keep (tiny sizes here: timings are the
-    script's job, not the tests')."""
+def test_bench_generate_prints_both_lengths_thread_counts_and_the_operators(monkeypatch,
+                                                                            capsys):
+    """`python -m transformer_course.bench generate`: one line per length and thread count,
+    after the operators per cached token (tiny sizes here: timings are the script's job,
+    not the tests')."""
     full = bench.bench_generate
     monkeypatch.setattr(bench, "bench_generate",
-                        lambda **kw: full(new_tokens=8, prompt_length=4, repeats=1, **kw))
+                        lambda **kw: full(new_tokens=(4, 8), prompt_length=4, repeats=1, **kw))
     assert bench.main(["generate"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    figures = r"\d+ tokens/s with the cache, \d+ without, \d+\.\dx, identical tokens$"
-    assert re.match(r"generate, 1 thread: " + figures, lines[-2]), lines[-2]
-    assert re.match(r"generate: " + figures, lines[-1]), lines[-1]
-    assert re.search(r"with the cache: \d+ PyTorch operators per token", lines[-3])
-    assert "load average" in lines[-4]
+    figures = (r"\d+ tokens/s with the cache \(\d+ µs/token\), \d+ without, \d+\.\dx, "
+               r"identical tokens$")
+    for line, head in zip(lines[-4:], ("4 tokens, 1 thread", "4 tokens, 2 threads",
+                                       "8 tokens, 1 thread", "8 tokens, 2 threads"),
+                          strict=True):
+        assert re.match(rf"generate {head}: " + figures, line), line
+    assert re.search(r"with the cache: \d+ PyTorch operators per token", lines[-5])
+    assert "load average" in lines[-6]
