@@ -80,7 +80,7 @@ class Visit:
     """
 
     def __init__(self, browser, server, path, *, viewport=None):
-        self.blocked, self.errors = [], []
+        self.blocked, self.errors, self.console = [], [], []
         self.browser = browser
         viewport = viewport or {"width": 1280, "height": 1000}
         spare = _SPARE.pop(id(browser), None)
@@ -91,12 +91,18 @@ class Visit:
             self.page = browser.new_page(viewport=viewport)
         self.page.route("**/*", self._route(server))
         self.page.on("pageerror", self._error)
+        self.page.on("console", self._console)
         # "load" waits for the page's own scripts, styles and images. Never wait for
         # "networkidle": it is flaky across machines; tests wait on what the page shows.
         self.page.goto(f"{server}/{path}", wait_until="load")
 
     def _error(self, error):
         self.errors.append(str(error))
+
+    def _console(self, message):
+        # what the page's console shows as an error or a warning (a 404 among them)
+        if message.type in ("error", "warning"):
+            self.console.append(f"{message.type}: {message.text} ({message.location.get('url')})")
 
     def _route(self, server):
         def handle(route):
@@ -120,6 +126,7 @@ class Visit:
             return
         try:
             page.remove_listener("pageerror", self._error)
+            page.remove_listener("console", self._console)
             page.unroute_all(behavior="ignoreErrors")
             page.evaluate(CLEAR_STORAGE)
             page.context.clear_cookies()

@@ -46,6 +46,7 @@ def test_page_works_offline(visit, lang, page):
     v.page.wait_for_timeout(300)
     assert v.blocked == [], f"requests to the outside: {v.blocked}"
     assert v.real_errors == [], v.real_errors
+    assert v.console == [], f"{lang}/{page}: the console shows {v.console}"
     assert v.page.locator("html").get_attribute("lang") == lang
     loaded = sorted(v.page.evaluate(TRANSFERRED), key=lambda entry: -entry[1])
     cached = [name for name, size, status in loaded if status == 200 and size == 0]
@@ -154,3 +155,28 @@ def test_root_page_sends_readers_to_their_language(browser, server):
     page.wait_for_url("**/it/index.html", timeout=10000)
     assert page.locator("html").get_attribute("lang") == "it"
     context.close()
+
+
+# Chapters whose display formulas outgrow a phone's width (each has at least one).
+WIDE_MATHS = ["03_key_value_store", "07_encoder", "10_language_models"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_formula_wider_than_a_phone_scrolls_with_the_keyboard(browser, server, lang):
+    """At a phone's width, every display formula that scrolls sideways takes the focus (the
+    keyboard can scroll it), and one that fits does not add a stop to the tab order."""
+    from browsing import Visit
+
+    for page in WIDE_MATHS:
+        v = Visit(browser, server, f"{lang}/{page}.html", viewport={"width": 390, "height": 800})
+        boxes = v.page.evaluate("""() => [...document.querySelectorAll("div.math mjx-container")]
+            .map(b => [b.scrollWidth > b.clientWidth + 1, b.tabIndex === 0])""")
+        assert any(wide for wide, _ in boxes), f"{lang}/{page}: no formula is wider than 390 px"
+        assert all(wide == focusable for wide, focusable in boxes), (lang, page, boxes)
+        wide = v.page.locator("div.math mjx-container[tabindex='0']").first
+        wide.focus()
+        v.page.keyboard.press("ArrowRight")
+        # Chromium scrolls smoothly: wait for the scroll, however slow the machine
+        v.page.wait_for_function("b => b.scrollLeft > 0", arg=wide.element_handle(),
+                                 timeout=120_000)
+        v.close()

@@ -59,8 +59,8 @@ def test_a_false_claim_tells_a_student_and_goes_on(student, capsys):
     tc.claim("log V", value=math.log(110), shown="4,60")
     shown = capsys.readouterr()
     text = shown.out + shown.err
-    assert "Cette exécution diffère du texte : la perte diminue." in text
-    assert "Cette exécution diffère du texte : un bloc." in text
+    assert "Cette exécution diffère du texte\u00a0: la perte diminue." in text
+    assert "Cette exécution diffère du texte\u00a0: un bloc." in text
     assert "(le texte dit 4,60, cette exécution donne 4,70)" in text
 
 

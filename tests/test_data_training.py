@@ -200,7 +200,7 @@ def test_a_static_page_gets_one_summary_line_instead_of_a_bar(monkeypatch, capsy
     out = capsys.readouterr()
     lines = [line for line in (out.out + out.err).splitlines() if line.strip()]
     assert len(lines) == 1, lines
-    assert lines[0].startswith("essai : 25 pas en ") and " s sur cpu, perte " in lines[0]
+    assert lines[0].startswith("essai\u00a0: 25 pas en ") and " s sur cpu, perte " in lines[0]
     assert lines[0].endswith("métrique 0,500"), lines[0]
     monkeypatch.delenv(STATIC_ENV)
     training.fit(model, batches, loss_fn, device="cpu", desc="live")

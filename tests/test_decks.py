@@ -225,6 +225,7 @@ def test_a_deck_opens_offline_and_moves_with_the_keyboard(visit, lang, name):
         assert not any(label and "slide" in label for label in labels), labels
     assert page.evaluate("Reveal.getSlideNotes(Reveal.getSlides()[1])").strip()
     assert v.blocked == [] and v.real_errors == [], (v.blocked, v.real_errors)
+    assert v.console == [], f"{lang}/slides/{name}: the console shows {v.console}"
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -536,3 +536,26 @@ def test_explorer_pages_load_no_widget_embedder(site, lang, page):
     assert "application/vnd.jupyter.widget-state+json" not in html
     assert "html-manager" not in html and "embed.js" not in html
     assert "course.js" not in html
+
+
+def _luminance(rgb: list[int]) -> float:
+    """WCAG 2's relative luminance of an sRGB colour."""
+    linear = [v / 255 / 12.92 if v / 255 <= 0.04045 else ((v / 255 + 0.055) / 1.055) ** 2.4
+              for v in rgb]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def test_a_weight_cell_s_text_contrasts_with_its_colour(browser):
+    """Every shade of the weight maps (blue(t), t from 0 to 1) gets the text colour ink(t)
+    chooses: at least 4.5:1, WCAG AA for text (white on the middle blues was 3.3:1)."""
+    page = browser.new_page()
+    page.set_content("<!DOCTYPE html><html><body></body></html>")
+    page.add_script_tag(path=str(ROOT / "src" / "transformer_course" / "js" / "common.js"))
+    shades = page.evaluate("""() => Array.from({length: 201}, (_, i) => i / 200)
+        .map(t => [TcCommon.blue(t), TcCommon.ink(t)])""")
+    page.close()
+    for background, ink in shades:
+        bg = _luminance([int(v) for v in re.findall(r"\d+", background)])
+        fg = 1.0 if ink == "#fff" else 0.0
+        ratio = (max(bg, fg) + 0.05) / (min(bg, fg) + 0.05)
+        assert ratio >= 4.5, (background, ink, round(ratio, 2))

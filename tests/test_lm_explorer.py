@@ -602,7 +602,7 @@ def test_several_explorers_on_a_page(open_page, pages):
     first.step()
     masks = v.page.locator(".tc-explorer[data-kind='masks']")
     assert masks.get_attribute("data-state")  # the attention explorer runs beside them
-    assert v.page.evaluate("[window.TcLm.version, window.TcCommon.version]") == [1, 2]
+    assert v.page.evaluate("[window.TcLm.version, window.TcCommon.version]") == [1, 3]
     assert v.page.locator("[id]").count() == 0
 
 

@@ -166,6 +166,21 @@ def test_texts_keep_maths_readable_without_mathjax():
     assert q._markup("**bold** and *it*") == "<strong>bold</strong> and <em>it</em>"
 
 
+def test_an_option_with_a_formula_is_named_by_its_reading():
+    """The book draws formulas at build time, and a drawn formula names no button: an option
+    with maths carries its Unicode reading as its name; a plain option is named by its text."""
+    quiz = q.Quiz(language="en")
+    options = ["$\\boldsymbol{x}_3$", "The mean of $\\beta \\to 0$ and `tc.attention`",
+               "**None** of them"]
+    quiz.single("Which one?", options,
+                answer=0, explanation="Because.", href="#a")
+    buttons = re.findall(r'<button type="button" class="tc-option"[^>]*>', quiz.html())
+    assert len(buttons) == 3
+    assert 'aria-label="x3"' in buttons[0]
+    assert 'aria-label="The mean of β→0 and tc.attention"' in buttons[1]
+    assert "aria-label" not in buttons[2]
+
+
 @pytest.mark.parametrize("lang, decimal, answer", [
     ("en", ".", "0.87"), ("fr", ",", "0,87"), ("it", ",", "0,87")])
 def test_numbers_and_texts_follow_the_language(lang, decimal, answer):

@@ -61,6 +61,34 @@ SHOWN = """q => {
 }"""
 
 
+# A brief pass over a whole quiz, in the page: each step fires the DOM events a reader's
+# click or Enter fires (the quiz's own handlers answer them), then reads what SHOWN reads.
+BRIEF = """(root, steps) => {
+  const shown = SHOWN;
+  const questions = root.querySelectorAll(".tc-question");
+  return steps.map(step => {
+    const q = questions[step.q], a = step.action;
+    const options = [...q.querySelectorAll(".tc-option")];
+    if ("click" in a) options[a.click].click();
+    if ("choose" in a) {
+      options.forEach((o, i) => {
+        if ((o.getAttribute("aria-pressed") === "true") !== a.choose.includes(i)) o.click();
+      });
+      q.querySelector(".tc-check").click();
+    }
+    if ("type" in a) {
+      const box = q.querySelector("input.tc-answer");
+      box.focus();
+      box.value = a.type;
+      box.dispatchEvent(new Event("input", {bubbles: true}));
+      if (a.enter) box.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", bubbles: true}));
+      else q.querySelector(".tc-check").click();
+    }
+    return {...shown(q), kind: q.getAttribute("data-kind")};
+  });
+}""".replace("SHOWN", SHOWN)
+
+
 # The answer boxes and check buttons of a question, by kind (options alone: none).
 BOXES = {"numeric": [1, 1], "multiple": [0, 1]}
 
@@ -68,11 +96,8 @@ BOXES = {"numeric": [1, 1], "multiple": [0, 1]}
 class QuizDriver:
     """Answers the questions of one quiz and checks what the page shows."""
 
-    def __init__(self, visit: Visit, root, *, brief: bool = False):
-        # brief: each question answered right and wrong once (a numeric one also with a
-        # point where the page writes a comma): the built pages' keys and texts; every path
-        # of the component is driven on the saved quizzes
-        self.visit, self.page, self.root, self.brief = visit, visit.page, root, brief
+    def __init__(self, visit: Visit, root):
+        self.visit, self.page, self.root = visit, visit.page, root
         root.wait_for(state="attached")
         self.page.wait_for_function("e => e.hasAttribute('data-tc-mounted')",
                                     arg=root.element_handle(), timeout=20000)
@@ -86,8 +111,10 @@ class QuizDriver:
     def expect(self, question, verdict: str):
         """The verdict the page shows now, with a visible, non-empty explanation."""
         # one round trip to the page (a dozen locator calls made these tests the slowest)
-        state = question.evaluate(SHOWN)
-        assert state["verdict"] == verdict
+        return self.check_shown(question.evaluate(SHOWN), verdict)
+
+    def check_shown(self, state, verdict: str):
+        assert state["verdict"] == verdict, state
         assert state["explanation"] and state["text"]
         assert state["link"]
         assert state["whys"] and all(state["whys"]), state["whys"]
@@ -107,13 +134,11 @@ class QuizDriver:
             return
         wrong = [i for i in range(entry["options"]) if i not in entry["answers"]]
         seen = set()
-        for index in wrong[:1] if self.brief else wrong:  # wrong options are rejected
+        for index in wrong:  # wrong options are rejected
             options.nth(index).click()
             seen.add(self.expect(question, "wrong"))
         options.nth(entry["answers"][0]).click()  # the right one replaces the verdict
         right = self.expect(question, "right")
-        if self.brief:
-            return
         options.nth(wrong[0]).click()
         self.expect(question, "wrong")
         options.nth(entry["answers"][0]).click()
@@ -131,12 +156,6 @@ class QuizDriver:
 
         choose(set(entry["answers"]))
         self.expect(question, "right")
-        if self.brief:
-            choose(set(entry["answers"]) ^ {0})
-            self.expect(question, "wrong")
-            choose(set(entry["answers"]))
-            self.expect(question, "right")
-            return
         for index in range(entry["options"]):  # one option flipped: always wrong
             flipped = set(entry["answers"]) ^ {index}
             choose(flipped)
@@ -167,7 +186,7 @@ class QuizDriver:
                 self.expect(question, "wrong")
         else:
             value, tol = entry["value"], entry["tolerance"]
-            inside = [value] if self.brief else [value, value + 0.9 * tol, value - 0.9 * tol]
+            inside = [value, value + 0.9 * tol, value - 0.9 * tol]
             for number in inside:
                 self.type_answer(question, written(number, self.decimal))
                 self.expect(question, "right")
@@ -177,21 +196,63 @@ class QuizDriver:
                 self.expect(question, "right")
             margin = max(2 * tol, 1e-3 * abs(value), 1.0 if tol == 0 else 0.0)
             outside = [value + margin, value - margin, -value if value else 1.0]
-            for number in outside[:1] if self.brief else outside:
+            for number in outside:
                 self.type_answer(question, written(number, self.decimal), enter=False)
                 self.expect(question, "wrong")
-        if self.brief:  # end on the right answer: the quiz's score then counts every question
-            value = entry["value"]
-            self.type_answer(question, f"({', '.join(map(str, value))})" if entry["shape"]
-                             else written(value, self.decimal))
-            self.expect(question, "right")
-            return
         # unreadable input: no verdict, an error message, nothing else changes
         self.type_answer(question, "abc")
         assert question.get_attribute("data-verdict") is None
         assert question.locator("input.tc-answer").get_attribute("aria-invalid") == "true"
         assert not question.locator(".tc-explanation").is_visible()
         assert question.locator(".tc-verdict").inner_text().strip()
+
+    def brief_plan(self):
+        """The steps of a brief pass, as data: (question, action, expected verdict). Each
+        question is answered right and wrong once (a numeric one also with a point where the
+        page writes a comma) and ends on its right answer."""
+        steps = []
+        for index, entry in enumerate(self.data["questions"]):
+            def step(action, verdict, index=index):
+                steps.append({"q": index, "action": action, "verdict": verdict})
+            if entry["kind"] == "multiple":
+                right = sorted(entry["answers"])
+                step({"choose": right}, "right")
+                step({"choose": sorted(set(right) ^ {0})}, "wrong")
+                step({"choose": right}, "right")
+            elif entry["kind"] in ("single", "picture"):
+                wrong = [i for i in range(entry["options"]) if i not in entry["answers"]]
+                step({"click": wrong[0]}, "wrong")
+                step({"click": entry["answers"][0]}, "right")
+            elif entry["shape"]:
+                shape = entry["value"]
+                for text in (f"({', '.join(map(str, shape))})", " ".join(map(str, shape)),
+                             f"[{'; '.join(map(str, shape))}]", " × ".join(map(str, shape))):
+                    step({"type": text, "enter": True}, "right")
+                for bad in (shape[::-1] if shape[::-1] != shape else [*shape, 1],
+                            shape[:-1] or [shape[0] + 1], [*shape[:-1], shape[-1] + 1]):
+                    step({"type": f"({', '.join(map(str, bad))})", "enter": False}, "wrong")
+                step({"type": f"({', '.join(map(str, shape))})", "enter": True}, "right")
+            else:
+                value, tol = entry["value"], entry["tolerance"]
+                step({"type": written(value, self.decimal), "enter": True}, "right")
+                if self.decimal == "," and not float(value).is_integer():
+                    step({"type": written(value, "."), "enter": False}, "right")
+                margin = max(2 * tol, 1e-3 * abs(value), 1.0 if tol == 0 else 0.0)
+                step({"type": written(value + margin, self.decimal), "enter": False}, "wrong")
+                step({"type": written(value, self.decimal), "enter": True}, "right")
+        return steps
+
+    def answer_briefly(self):
+        """A brief pass in one round trip to the page: the page's own click and keydown
+        handlers run (the DOM events a click or Enter fires), each verdict is read as
+        ``expect`` reads it. Mouse and keyboard themselves are driven on the saved quizzes
+        and by ``keyboard_pass``: here, the keys and texts of every built page."""
+        steps = self.brief_plan()
+        states = self.root.evaluate(BRIEF, steps)
+        assert len(states) == len(steps)
+        for step, state in zip(steps, states, strict=True):
+            assert state["kind"] == self.data["questions"][step["q"]]["kind"]
+            self.check_shown(state, step["verdict"])
 
     def answer_everything(self):
         for index, entry in enumerate(self.data["questions"]):
@@ -292,15 +353,20 @@ def keyboard_pass(driver: QuizDriver):
 
 
 def drive_page(visit: Visit, *, lang: str, brief: bool = False, keyboard: bool = True):
+    """Every quiz of the page: every path with the mouse, or (brief) the keys and texts of
+    each question in one round trip; then the keyboard alone."""
     roots = visit.page.locator(".tc-quiz")
     roots.first.wait_for(state="attached", timeout=20000)
     assert roots.count() >= 1, "no quiz on the page"
     checked = 0
     for i in range(roots.count()):
-        driver = QuizDriver(visit, roots.nth(i), brief=brief)
+        driver = QuizDriver(visit, roots.nth(i))
         assert driver.lang == lang and roots.nth(i).get_attribute("lang") == lang
         assert 1 <= len(driver.data["questions"]) <= 10
-        driver.answer_everything()
+        if brief:
+            driver.answer_briefly()
+        else:
+            driver.answer_everything()
         if brief:
             driver.check_score_and_reset()
         if keyboard:

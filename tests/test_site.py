@@ -55,6 +55,34 @@ def test_html_lang_and_localised_theme(site, lang):
     assert (site / lang / "searchindex.js").exists()
 
 
+def test_every_page_has_a_description_a_canonical_link_and_an_icon(site):
+    """The head a search engine and a browser read: a description in the page's language (its
+    first paragraph: not the English page's words on a French or Italian page), the canonical
+    address on the published site, and the site's icon (no request for /favicon.ico)."""
+    base = CONFIG["site_url"].rstrip("/")
+    descriptions = {}
+    for lang in LANGS:
+        for page in PAGES:
+            tags = parse(site / lang / f"{page}.html")
+            metas = [a.get("content", "") for t, a in tags
+                     if t == "meta" and a.get("name") == "description"]
+            assert len(metas) == 1 and len(metas[0]) >= 40, f"{lang}/{page}: description {metas}"
+            assert len(metas[0]) <= 160, f"{lang}/{page}: description of {len(metas[0])} chars"
+            descriptions[lang, page] = metas[0]
+            links = {a.get("rel"): a.get("href") for t, a in tags if t == "link"}
+            assert links.get("canonical") == f"{base}/{lang}/{page}.html", (lang, page, links)
+            assert links.get("icon", "").endswith("favicon.svg"), (lang, page, links)
+            if lang != "en" and ("en", page) in descriptions:
+                assert metas[0] != descriptions["en", page], f"{lang}/{page}: English description"
+        # the search field's name is its visible text (no aria-label that differs from it)
+        fields = [a for t, a in tags
+                  if t == "button" and "search-button-field" in a.get("class", "")]
+        assert fields and not any("aria-label" in a for a in fields), (lang, page, fields)
+    root = {a.get("rel"): a.get("href") for t, a in parse(site / "index.html") if t == "link"}
+    assert root.get("canonical") == f"{base}/index.html"
+    assert root.get("icon", "").startswith("data:image/svg+xml,"), root
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_switcher_lands_on_the_same_page(site, lang):
     for page in PAGES:

@@ -52,3 +52,15 @@ def test_view_bad_inputs(maps):
         viz.head_view([torch.rand(2, 4, 5, 5)], list("abcde"))
     with pytest.raises(TypeError, match="non-empty list"):
         viz.head_view([], [])
+
+
+@pytest.mark.parametrize("lang, word", [("en", "Layer"), ("fr", "Couche"), ("it", "Strato")])
+def test_the_layer_menu_is_named_by_the_word_shown_before_it(maps, lang, word):
+    """bertviz's layer menu had no accessible name (axe: select-name): it gets the word the
+    reader sees before it, in the reader's language."""
+    tc.set_language(lang)
+    try:
+        html = tc.viz.head_view(maps, ["a", "b", "c", "d", "e"]).html
+    finally:
+        tc.set_language("en")
+    assert f'<select aria-label="{word}" id="layer">' in html

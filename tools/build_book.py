@@ -30,17 +30,21 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import quote
 
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+# The site's icon, inline on the root page (the chapters link the copy in their _static).
+FAVICON = "data:image/svg+xml," + quote(
+    (ROOT / "tools" / "sphinxext" / "static" / "favicon.svg").read_text(encoding="utf-8").strip())
 BUILD = ROOT / "_build"
 SITE = BUILD / "html"
 
 
 def language_config(config: dict, lang: str) -> dict:
     """The shared configuration specialised for one language."""
-    out = {k: v for k, v in config.items() if k != "languages"}
+    out = {k: v for k, v in config.items() if k not in ("languages", "site_url")}
     out["title"] = config["languages"][lang]["title"]
     out.setdefault("repository", {})["path_to_book"] = f"book/{lang}"
     sphinx = out.setdefault("sphinx", {})
@@ -49,6 +53,8 @@ def language_config(config: dict, lang: str) -> dict:
     settings["language"] = lang
     theme = settings.setdefault("html_theme_options", {})
     theme["search_bar_text"] = config["languages"][lang]["search"]
+    # each page's canonical link: its address on the published site
+    settings["html_baseurl"] = f"{config['site_url'].rstrip('/')}/{lang}/"
     settings["tc_languages"] = [[code, meta["name"]] for code, meta in config["languages"].items()]
     settings["tc_node_modules"] = str(ROOT / "node_modules")
     return out
@@ -107,12 +113,17 @@ def root_index(config: dict) -> str:
         for code, meta in langs.items()
     )
     codes = ", ".join(f'"{code}"' for code in langs)
+    description = ("An open course on attention and the Transformer, in three languages: "
+                   + ", ".join(meta["name"] for meta in langs.values()) + ".")
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>{html.escape(config["title"])}</title>
+  <meta name="description" content="{html.escape(description)}">
+  <link rel="canonical" href="{html.escape(config["site_url"].rstrip("/"))}/index.html">
+  <link rel="icon" href="{FAVICON}">
   <script>
     (function () {{
       var known = [{codes}];

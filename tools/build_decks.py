@@ -38,6 +38,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 import yaml
 from markdown_it import MarkdownIt
@@ -45,6 +46,9 @@ from markdown_it.common.utils import escapeHtml
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 ROOT = Path(__file__).resolve().parent.parent
+# The site's icon, inline: a deck folder opened on its own asks no server for /favicon.ico.
+FAVICON = "data:image/svg+xml," + quote(
+    (ROOT / "tools" / "sphinxext" / "static" / "favicon.svg").read_text(encoding="utf-8").strip())
 sys.path.insert(0, str(ROOT / "tools" / "sphinxext"))
 from coursebook_typography import _APOSTROPHE, french_spacing  # noqa: E402  (the pages' rules)
 
@@ -467,6 +471,7 @@ def deck_html(lang: str, name: str, number: int, title: str, slides: list[Slide]
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{html.escape(title)} · {html.escape(course)}</title>
 <meta name="description" content="{html.escape(description)}">
+<link rel="icon" href="{FAVICON}">
 <link rel="stylesheet" href="reveal/reveal.css">
 <link rel="stylesheet" href="reveal/white.css">
 <link rel="stylesheet" href="deck.css">

@@ -114,8 +114,17 @@ def launch(playwright):
     return playwright.chromium.launch(args=ARGS, **options)
 
 
+# How long Chromium may take to open, lay out or print a page. The book's whole text is one
+# page: on a loaded machine (load 16 on two cores) its load alone passed Playwright's
+# default of 30 s; a build must not fail for being slow, only a page that never loads does.
+PATIENCE_MS = 900_000
+
+
 def offline(page) -> None:
-    """Any request outside the built site fails the print (the PDF must not need it)."""
+    """Any request outside the built site fails the print (the PDF must not need it); and
+    the page waits as long as a busy machine needs (PATIENCE_MS)."""
+    page.set_default_timeout(PATIENCE_MS)
+    page.set_default_navigation_timeout(PATIENCE_MS)
     blocked: list[str] = []
 
     def handle(route):
@@ -143,8 +152,7 @@ def print_decks(browser, lang: str) -> list[tuple[str, int, int]]:
     page.on("pageerror", lambda error: errors.append(str(error)))
     for deck in decks:
         page.goto(deck.as_uri() + "?print-pdf")
-        page.wait_for_function("document.documentElement.getAttribute('data-tc-deck-pdf')",
-                               timeout=180_000)  # a busy machine is slow
+        page.wait_for_function("document.documentElement.getAttribute('data-tc-deck-pdf')")
         slides = page.evaluate("document.querySelectorAll('.reveal .slides section').length")
         target = deck.with_suffix(".pdf")
         page.pdf(path=str(target), prefer_css_page_size=True, print_background=True)

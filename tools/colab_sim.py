@@ -222,7 +222,7 @@ def execute(lang: str, chapter: str, url: str, local: str) -> dict:
     times: list[float] = []
     started: list[float] = []
     client = NotebookClient(
-        nb, kernel_name="colab-sim", timeout=600, resources={"metadata": {"path": str(cwd)}},
+        nb, kernel_name="colab-sim", timeout=1800, resources={"metadata": {"path": str(cwd)}},
         on_cell_start=lambda cell, cell_index: started.append(time.perf_counter()),
         on_cell_executed=lambda cell, cell_index, execute_reply: times.append(
             time.perf_counter() - started[-1]),

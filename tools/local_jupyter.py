@@ -305,7 +305,7 @@ def execute(lang: str, chapter: str) -> dict:
     shutil.rmtree(cwd, ignore_errors=True)
     cwd.mkdir(parents=True)
     runs.seed_clock(lang, chapter)
-    client = NotebookClient(nb, kernel_name=KERNEL, timeout=600,
+    client = NotebookClient(nb, kernel_name=KERNEL, timeout=1800,
                             resources={"metadata": {"path": str(cwd)}})
     seconds, error = runs.execute(client, nb)
     out = WORK / "executed" / lang / f"{chapter}.ipynb"

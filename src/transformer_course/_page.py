@@ -63,8 +63,11 @@ def trust_note() -> str:
     # Shown only where the script has not run: a notebook opened untrusted (Jupyter strips
     # the scripts of its outputs), or a viewer that runs no JavaScript.
     return html.escape(_("This explorer's JavaScript has not run. In Jupyter, re-run this cell "
-                         "or choose File → Trust Notebook; elsewhere, open the notebook in "
-                         "Jupyter, Colab or the course book."))
+                         "or choose File → Trust Notebook (classic Notebook), the “Trust "
+                         "Notebook” command (JupyterLab’s command palette, Ctrl+Shift+C) or "
+                         "the “Not Trusted” button (Notebook 7); elsewhere, open the notebook "
+                         "in Jupyter, Colab "
+                         "or the course book."))
 
 
 def standalone_page(title: str, language: str, body: str) -> str:

@@ -373,6 +373,19 @@ def _markup(text: str) -> str:
     return "".join(out)
 
 
+def _spoken(text: str) -> str:
+    """A text as a screen reader should hear it when it names a button: ``$maths$`` as its
+    Unicode reading (the book draws formulas at build time, and a drawn formula gives a
+    button no name), ```code``` and emphasis as plain words."""
+    def plain(match: re.Match) -> str:
+        if match.group(1) is None:
+            return match.group(2)
+        return _html.unescape(re.sub(r"<[^>]+>", "", _tex_html(match.group(1).strip())))
+
+    words = _MARKUP.sub(plain, text).replace("\\$", "$")
+    return " ".join(re.sub(r"\*\*?(\S(?:.*?\S)?)\*\*?", r"\1", words).split())
+
+
 def _with_answer(text: str, written: str) -> str:
     """``{answer}`` replaced by the value as the reader writes it; inside ``$maths$`` its
     decimal comma becomes ``{,}`` and a thin space ``\\,`` (TeX would space them out), so
@@ -792,8 +805,12 @@ class Quiz(HtmlOutput):
                     content = (f'<span class="tc-letter">{option}</span>{q.pictures[i]}')
                 else:
                     content = _markup(option)
+                # an option with a formula is named by its reading (a drawn formula is none)
+                name = (f' aria-label="{_html.escape(_spoken(option))}"'
+                        if q.kind != "picture" and _MARKUP.search(option)
+                        and "$" in option else "")
                 parts.append(f'<button type="button" class="tc-option" data-option="{i}" '
-                             f'aria-pressed="false">{content}</button>')
+                             f'aria-pressed="false"{name}>{content}</button>')
             parts.append("</div>")
             if q.kind == "multiple":
                 parts.append(f'<button type="button" class="tc-check">{check}</button>')
@@ -824,8 +841,11 @@ class Quiz(HtmlOutput):
         with _language(self.language):
             data = inline_json(self.payload())
             note = _("This quiz's JavaScript has not run. In Jupyter, re-run this cell or "
-                     "choose File → Trust Notebook; elsewhere, open the notebook in Jupyter, "
-                     "Colab or the course book.")
+                     "choose File → Trust Notebook (classic Notebook), the “Trust Notebook” "
+                     "command (JupyterLab’s command palette, Ctrl+Shift+C) or the “Not "
+                     "Trusted” button (Notebook 7); elsewhere, open the notebook in Jupyter, "
+                     "Colab or the "
+                     "course book.")
             questions = "".join(self._question_html(i, q) for i, q in enumerate(self.questions))
             score = _("Score: {right} / {total}").format(right=0, total=len(self.questions))
             reset = _("Start again")

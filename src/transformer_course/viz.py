@@ -152,11 +152,14 @@ def _compact_params(script: str) -> str:
 
 def _translate(markup: str, script: str) -> tuple[str, str]:
     """bertviz's few English words ("Layer:", "Layers", "Heads", "Layer 2, Head 5") in the
-    reader's language. A later bertviz that words them otherwise stays English."""
+    reader's language, and a name for its layer menu (the word before it names nothing for
+    a screen reader): the same word, so that what is seen is what is heard. A later bertviz
+    that words them otherwise stays English."""
     detail = json.dumps(_("Layer {layer}, head {head}"))
     layer_menu = html_lib.escape(_("Layer:"))
+    menu_name = layer_menu.rstrip(": \u00a0\u202f")
     layers, heads = json.dumps(_("Layers")), json.dumps(_("Heads"))
-    markup = markup.replace("Layer: <select", f"{layer_menu} <select", 1)
+    markup = markup.replace("Layer: <select", f'{layer_menu} <select aria-label="{menu_name}"', 1)
     script = script.replace('.text("Layers")', f".text({layers})", 1)
     script = script.replace('.text("Heads")', f".text({heads})", 1)
     script = script.replace(

@@ -10,6 +10,10 @@
   the hidden-code toggle, ...): ``CHROME`` gives them in each language, the footer is our own
   template, and ``build-finished`` replaces each English attribute or text that remains in
   the written pages (tests/test_page_language.py checks that none is left).
+* The head of every page: a favicon of the site's own (no request for ``/favicon.ico``
+  that would answer 404), the theme's colour mode defaulting to "auto" (pydata's template
+  otherwise writes an empty mode, and its script logs "Got invalid theme mode"), and a
+  meta description in the page's language: the page's first paragraph, shortened.
 * No widget embedder: the explorers are self-contained HTML and JavaScript
   (``transformer_course/js``), and no chapter output holds ipywidgets, so no page loads
   ``@jupyter-widgets/html-manager`` (tests/test_site.py checks that no page holds widget state).
@@ -17,6 +21,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 from pathlib import Path
@@ -97,6 +102,7 @@ def chrome(language: str) -> dict[str, str]:
 def _configure(app: Sphinx, config: Config) -> None:
     config.templates_path.append(str(HERE / "templates"))
     config.html_static_path.append(str(HERE / "static"))
+    config.html_favicon = config.html_favicon or str(HERE / "static" / "favicon.svg")
     options = dict(config.html_theme_options or {})
     end = list(options.get("article_header_end") or ["article-header-buttons.html"])
     if "language-switcher.html" not in end:
@@ -111,10 +117,30 @@ def _configure(app: Sphinx, config: Config) -> None:
     # ipywidgets state: none does, and none may load anything from outside.
     config.nb_ipywidgets_js = {}
     app.add_css_file("course.css")
+    app.add_js_file("tc-scroll.js", loading_method="defer")  # wide formulas: keyboard scroll
+
+
+DESCRIPTION_LENGTH = 155  # what search engines show of a description
+
+
+def description(body: str, limit: int = DESCRIPTION_LENGTH) -> str:
+    """The text of the first paragraph of a page's HTML body, cut at a word near ``limit``."""
+    match = re.search(r"<p\b[^>]*>(.*?)</p>", body, re.S)
+    if match is None:
+        return ""
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", match.group(1))).split())
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 def _page_context(app: Sphinx, pagename: str, templatename: str, context: dict,
                   doctree: object) -> None:
+    context["default_mode"] = "auto"
+    summary = description(context.get("body") or "")
+    if summary:
+        context["metatags"] = (context.get("metatags") or "") + (
+            f'\n<meta name="description" content="{html.escape(summary)}" />')
     up = "../" * (pagename.count("/") + 1)
     here = app.config.language
     context["tc_chrome"] = chrome(here or "en")
@@ -169,6 +195,22 @@ def _localise_chrome(app: Sphinx, exception: Exception | None) -> None:
                               encoding="utf-8")
 
 
+# The theme's search field is a button whose visible text ("Search", then Ctrl+K) is its
+# name; its aria-label gave it another one (WCAG 2.5.3, label in name): the label goes.
+SEARCH_FIELD_LABEL = re.compile(
+    r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="[^"]*"')
+
+
+def _name_search_fields(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    for page in Path(app.outdir).rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        new = SEARCH_FIELD_LABEL.sub(r"\1", text)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+
+
 def setup(app: Sphinx) -> dict:
     from coursebook_kernels import use_private_ipc_kernels
 
@@ -186,4 +228,5 @@ def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _copy_vendor)
     app.connect("build-finished", _localise_chrome)
+    app.connect("build-finished", _name_search_fields)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -108,6 +108,7 @@ def linear_rnn_influence(fn: Callable[[torch.Tensor, torch.Tensor, int], torch.T
         g = torch.Generator().manual_seed(105)
         n = 4
         rotation = torch.linalg.qr(torch.randn(n, n, generator=g, dtype=torch.float64))[0]
+        rotation[:, 0] *= torch.linalg.det(rotation).sign()  # det = +1: a rotation
         eye = torch.eye(n)
         cases = [
             (_("a random W {w} and U {u}, {steps} steps").format(

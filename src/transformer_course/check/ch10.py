@@ -395,7 +395,7 @@ def sample_next(fn: Callable[..., torch.Tensor]) -> CheckResult:
         what = _("no generator given (generator=None)")
         _draw_ids(_call(lambda x: f(x, temperature=1.0), logits.clone(), what=what), 64,
                   what=what)
-        return _("temperature, then top-k, then top-p: 4000 draws per case follow the "
+        return _("temperature, then top-k, then top-p: 4,000 draws per case follow the "
                  "distribution, nothing outside the cuts, and a seeded generator repeats "
                  "its draws")
     return _run("sample_next", fn, body)
