@@ -600,6 +600,11 @@ def through_layers(layers: Any, x: torch.Tensor, *args: Any, caches: Any = None,
     """``x`` through each layer's unchecked ``run`` in turn: the stacks, the language model
     and BERT share this loop.
 
+    A layer's ``forward`` (its checks, then ``run``) is the door for a caller; inside a
+    stack the inputs were checked once already, so the loop calls ``run`` and the layer's
+    module hooks do not fire. To watch a stack at work, hook a submodule that it calls
+    (a projection, a norm, the token embedding), as chapters 8 and 10 do.
+
     Args:
         layers: the layers (an ``nn.ModuleList``).
         x: the first layer's input; ``*args`` and ``**kwargs`` go to every layer.
