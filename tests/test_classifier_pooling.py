@@ -18,6 +18,9 @@ class FixedEncoder(nn.Module):
     def forward(self, x, *, mask=None, return_attention=False):
         return (self.hidden, []) if return_attention else self.hidden
 
+    def run(self, x, *, mask=None, need_weights=False):  # what the classifier calls
+        return self.hidden, []
+
 
 def pooled_by(model: tc.TransformerClassifier, ids, mask=None) -> torch.Tensor:
     """What the head receives: the model with its head replaced by the identity."""

@@ -1,4 +1,4 @@
-"""Generation at the speed of the arithmetic (issue 21, item 1) and the causal kernel of
+"""Generation through the one module path (issues 21 and 29) and the causal kernel of
 multi-head attention (issue 17, item 3): counts and exact equalities, never timings."""
 
 import re
@@ -10,13 +10,13 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import transformer_course as tc
 from transformer_course import bench
-from transformer_course._decoding import WrittenOut
 
 # The operators one cached token of chapter 10's model costs with torch 2.13, sampling
-# included (115 before issue 21: argument checks, the overflow guard's check, a linear
-# layer on (B, 1, d) inputs dispatching four operators instead of one, three projections
-# where one matrix product does, and soft_argmax's own subtraction of the maximum).
-OPERATORS_PER_CACHED_TOKEN = 43
+# included, through the modules (issue 29 removed the written-out step of 43): per layer
+# three projections and W_o (a linear layer on (B, 1, d) rows dispatches a view, a
+# transpose and addmm), two LayerNorms, the fused kernel, the cache's two concatenations
+# and the feed-forward network.
+OPERATORS_PER_CACHED_TOKEN = 78
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +30,12 @@ def test_operators_per_cached_token(chapter_10_model):
     calls = bench.operators_per_token(chapter_10_model, prompt)
     assert sum(calls.values()) <= OPERATORS_PER_CACHED_TOKEN, dict(calls)
     assert not any("local_scalar_dense" in name for name in calls)  # nothing read on the host
+    # the cache writes each layer's new key and value into its buffers, in place (two copies
+    # per layer, and the past once more when a buffer grows); without it, the same operators
+    # run on the whole sequence at every step (the FLOPs grow, not the count)
     uncached = bench.operators_per_token(chapter_10_model, prompt, use_cache=False)
-    assert sum(uncached.values()) > sum(calls.values())
+    assert 2 * 2 <= calls["aten.copy_.default"] - uncached.get("aten.copy_.default", 0) < 2 * 2 + 1
+    assert calls.get("aten.cat.default", 0) == uncached.get("aten.cat.default", 0)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -44,77 +48,33 @@ def test_cached_and_uncached_generation_write_the_same_tokens(chapter_10_model, 
             prompt, 96, use_cache=use_cache, generator=torch.Generator().manual_seed(2))
             for use_cache in (True, False)}
         assert torch.equal(out[True], out[False])
-        assert torch.get_num_threads() == threads  # the single-thread steps give it back
+        assert torch.get_num_threads() == threads  # generation leaves the settings alone
     finally:
         torch.set_num_threads(before)
 
 
-def test_generation_runs_without_onednn_and_gives_the_setting_back(chapter_10_model):
-    """oneDNN prepares each call for large tensors (its GELU of a (1, 256) row cost five
-    times PyTorch's own): generation turns it off on the CPU, for its cached and uncached
-    steps alike, and restores the caller's setting."""
-    seen = []
-    hook = chapter_10_model.head.register_forward_hook(
-        lambda *_: seen.append(torch.backends.mkldnn.enabled))
-    prompt = torch.randint(0, 110, (1, 8), generator=torch.Generator().manual_seed(0))
-    before = torch.backends.mkldnn.enabled
-    try:
-        for setting in (True, False):
-            torch.backends.mkldnn.enabled = setting
-            chapter_10_model.generate(prompt, 3, use_cache=False)
-            assert torch.backends.mkldnn.enabled is setting
-    finally:
-        hook.remove()
-        torch.backends.mkldnn.enabled = before
-    assert seen == [False] * 6
-
-
-@pytest.mark.parametrize(("norm_first", "onednn", "key_bias"),
-                         [(True, True, True), (False, True, True), (True, False, True),
-                          (False, False, False)])
-def test_the_written_out_step_is_the_model_bit_for_bit(norm_first, onednn, key_bias,
-                                                       monkeypatch):
-    """Whatever the kernels, and with one projection's bias removed (the three projections
-    are one matrix product in the written-out step)."""
+@pytest.mark.parametrize("norm_first", [True, False])
+def test_a_cached_step_gives_the_logits_of_the_whole_sequence(norm_first):
+    """One new position after a cache: the logits the whole sequence gives at that
+    position (the same modules, the same maths, only fewer rows)."""
     torch.manual_seed(3)
     model = tc.LanguageModel(40, d_model=32, num_heads=4, num_layers=3, d_ff=64,
                              max_len=32, norm_first=norm_first).eval()
-    if not key_bias:
-        model.blocks.layers[1].self_attn.W_k.bias = None
-    step = WrittenOut.of(model)
-    assert step is not None
     ids = torch.randint(0, 40, (3, 12))
-    modules, written = model.new_cache(), model.new_cache()
-    monkeypatch.setattr(torch.backends.mkldnn, "enabled", onednn)
+    cache = model.new_cache()
     with torch.no_grad():
-        model(ids[:, :5], cache=modules)
-        model(ids[:, :5], cache=written)
+        whole = model(ids)  # (B, 12, V)
+        model(ids[:, :5], cache=cache)
         for t in range(5, 12):
-            expected = model(ids[:, t:t + 1], cache=modules)[:, -1]  # (B, V)
-            assert torch.equal(step(ids[:, t], written), expected)
-    for ours, theirs in zip(written.layers, modules.layers, strict=True):
-        assert torch.equal(ours.keys, theirs.keys) and torch.equal(ours.values, theirs.values)
+            step = model(ids[:, t:t + 1], cache=cache)[:, -1]  # (B, V)
+            torch.testing.assert_close(step, whole[:, t], rtol=1e-5, atol=1e-5)
+    assert cache.length == 12
 
 
-def test_the_written_out_step_is_the_model_with_padding_too():
-    """Prompts of different lengths (left padding, an attention mask): the written-out step
-    takes each row's own position and never attends to padding, as forward does."""
+def test_padded_prompts_generate_the_same_tokens_with_and_without_the_cache():
     torch.manual_seed(9)
     model = tc.LanguageModel(40, d_model=32, num_heads=4, num_layers=2, d_ff=64,
                              max_len=32).eval()
-    step = WrittenOut.of(model)
-    ids = torch.randint(1, 40, (3, 9))
-    keep = torch.ones(3, 9, dtype=torch.bool)
-    keep[0, :3] = False  # row 1: three padding positions on the left
-    keep[2, :1] = False
-    modules, written = model.new_cache(), model.new_cache()
-    with torch.no_grad():
-        model(ids[:, :5], cache=modules, attention_mask=keep[:, :5])
-        model(ids[:, :5], cache=written, attention_mask=keep[:, :5])
-        for t in range(5, 9):
-            expected = model(ids[:, t:t + 1], cache=modules,
-                             attention_mask=keep[:, :t + 1])[:, -1]  # (B, V)
-            assert torch.equal(step(ids[:, t], written, keep[:, :t + 1]), expected)
     prompt = torch.tensor([[0, 0, 5, 6, 7], [9, 10, 11, 12, 13]])
     out = {use_cache: model.generate(prompt, 10, pad_id=0, use_cache=use_cache,
                                      generator=torch.Generator().manual_seed(10))
@@ -122,30 +82,34 @@ def test_the_written_out_step_is_the_model_with_padding_too():
     assert torch.equal(out[True], out[False])
 
 
-def test_hooks_and_replaced_modules_keep_generation_on_the_modules(chapter_10_model):
+def test_generation_goes_through_the_modules(chapter_10_model):
+    """No second path: a hook on the output layer sees the prompt's pass and every cached
+    step, and a replaced module is used."""
     model = chapter_10_model
     prompt = torch.randint(0, 110, (1, 5), generator=torch.Generator().manual_seed(4))
-    expected = model.generate(prompt, 6, generator=torch.Generator().manual_seed(5))
     calls = []
-    handle = model.blocks.layers[1].ff.register_forward_hook(lambda *_: calls.append(1))
+    handle = model.head.register_forward_hook(lambda m, args, out: calls.append(args[0].shape))
     try:
-        assert WrittenOut.of(model) is None
-        out = model.generate(prompt, 6, generator=torch.Generator().manual_seed(5))
+        model.generate(prompt, 6, generator=torch.Generator().manual_seed(5))
     finally:
         handle.remove()
-    assert len(calls) == 6 and torch.equal(out, expected)  # the prompt and 5 cached steps
-    assert WrittenOut.of(model) is not None
+    assert calls == [torch.Size([1, 64])] * 6  # the last position only, one pass per token
 
     class Doubled(tc.FeedForward):
-        def forward(self, x):
-            return 2 * super().forward(x)
+        def run(self, x):
+            return 2 * super().run(x)
 
     other = tc.LanguageModel(20, d_model=16, num_heads=2, num_layers=1, d_ff=32).eval()
+    prompt = torch.randint(0, 20, (1, 3))
+    before = other.generate(prompt, 4, temperature=0.0)
     ff = other.blocks.layers[0].ff
     other.blocks.layers[0].ff = Doubled(16, 32, activation="gelu")
     other.blocks.layers[0].ff.load_state_dict(ff.state_dict())
-    assert WrittenOut.of(other) is None
-    assert WrittenOut.of(other.train()) is None  # training mode: dropout is on
+    with torch.no_grad():
+        doubled = other(prompt)
+        other.blocks.layers[0].ff = ff
+        assert not torch.equal(doubled, other(prompt))
+    assert before.shape == (1, 7)
 
 
 # --- is_causal: the causal kernel, exactly the causal mask --------------------------------------
@@ -193,7 +157,7 @@ def test_is_causal_equals_the_causal_mask(dtype):
     assert torch.equal(explicit, explicit_masked) and torch.equal(weights, weights_masked)
     torch.testing.assert_close(fused, explicit)
     # against PyTorch's kernel with the boolean mask, on the same projections
-    q, k, v = mha._project(x, x, x)
+    q, k, v = (tc.split_heads(w(x), 4) for w in (mha.W_q, mha.W_k, mha.W_v))
     reference = mha.W_o(tc.functional.merge_heads(
         F.scaled_dot_product_attention(q, k, v, attn_mask=causal)))
     torch.testing.assert_close(fused, reference, rtol=0, atol=1e-12 if dtype == torch.float64
@@ -254,17 +218,21 @@ def test_the_language_model_uses_the_causal_kernel_and_gives_what_it_gave():
                for m in maps)
 
 
-def test_bench_generate_prints_both_thread_counts_and_the_operators(monkeypatch, capsys):
-    """`python -m transformer_course.bench generate`: the 1-thread figures on the line before
-    the last, whose form the 2-thread figures keep (tiny sizes here: timings are the
-    script's job, not the tests')."""
+def test_bench_generate_prints_both_lengths_thread_counts_and_the_operators(monkeypatch,
+                                                                            capsys):
+    """`python -m transformer_course.bench generate`: one line per length and thread count,
+    after the operators per cached token (tiny sizes here: timings are the script's job,
+    not the tests')."""
     full = bench.bench_generate
     monkeypatch.setattr(bench, "bench_generate",
-                        lambda **kw: full(new_tokens=8, prompt_length=4, repeats=1, **kw))
+                        lambda **kw: full(new_tokens=(4, 8), prompt_length=4, repeats=1, **kw))
     assert bench.main(["generate"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    figures = r"\d+ tokens/s with the cache, \d+ without, \d+\.\dx, identical tokens$"
-    assert re.match(r"generate, 1 thread: " + figures, lines[-2]), lines[-2]
-    assert re.match(r"generate: " + figures, lines[-1]), lines[-1]
-    assert re.search(r"with the cache: \d+ PyTorch operators per token", lines[-3])
-    assert "load average" in lines[-4]
+    figures = (r"\d+ tokens/s with the cache \(\d+ µs/token\), \d+ without, \d+\.\dx, "
+               r"identical tokens$")
+    for line, head in zip(lines[-4:], ("4 tokens, 1 thread", "4 tokens, 2 threads",
+                                       "8 tokens, 1 thread", "8 tokens, 2 threads"),
+                          strict=True):
+        assert re.match(rf"generate {head}: " + figures, line), line
+    assert re.search(r"with the cache: \d+ PyTorch operators per token", lines[-5])
+    assert "load average" in lines[-6]

@@ -407,3 +407,18 @@ def test_the_package_s_imports_run_one_way():
     for start in graph:
         if start != "transformer_course":
             visit(start, [])
+
+
+def test_generated_ids_are_ordinary_tensors(model):
+    # the sampling loop runs in inference mode; what generate returns must not be an
+    # inference tensor, or training on generated text would fail (an embedding saves its ids)
+    out = model.generate(torch.zeros(1, 3, dtype=torch.long), 4,
+                         generator=torch.Generator().manual_seed(0))
+    assert not out.is_inference()
+    model.train()
+    try:
+        model(out).sum().backward()  # the ids are saved for the embedding's backward
+        assert model.embed.weight.grad is not None
+    finally:
+        model.eval()
+        model.zero_grad(set_to_none=True)

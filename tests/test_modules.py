@@ -225,11 +225,11 @@ def test_transformer_tied_embeddings():
     model = tc.Transformer(20, 20, d_model=8, num_heads=2, num_layers=1, d_ff=16,
                            tie_embeddings=True)
     assert model.src_embed is model.tgt_embed
-    assert model.generator.weight is model.src_embed.weight
+    assert model.lm_head.weight is model.src_embed.weight
     n_untied = sum(p.numel() for p in tc.Transformer(20, 20, d_model=8, num_heads=2,
                                                      num_layers=1, d_ff=16).parameters())
     n_tied = sum(p.numel() for p in model.parameters())
-    assert n_untied - n_tied == 2 * 20 * 8 + 20  # two tables and the generator's bias
+    assert n_untied - n_tied == 2 * 20 * 8 + 20  # two tables and lm_head's bias
 
 
 def test_greedy_decode_matches_step_by_step_argmax():
@@ -249,8 +249,8 @@ def test_greedy_decode_matches_step_by_step_argmax():
 def test_greedy_decode_pads_after_eos():
     model = tc.Transformer(6, 6, d_model=8, num_heads=2, num_layers=1, d_ff=16).eval()
     with torch.no_grad():  # make the model always predict <eos> = 2 ...
-        model.generator.weight.zero_()
-        model.generator.bias.copy_(torch.tensor([0.0, 0, 5, 0, 0, 0]))
+        model.lm_head.weight.zero_()
+        model.lm_head.bias.copy_(torch.tensor([0.0, 0, 5, 0, 0, 0]))
     out = model.greedy_decode(torch.tensor([[3, 4], [5, 3]]), bos_id=1, eos_id=2, max_len=4)
     assert out.tolist() == [[2], [2]]
 
@@ -275,3 +275,19 @@ def test_device_and_seed():
     g = tc.seed_everything(7)
     assert torch.equal(a, torch.rand(3))
     assert isinstance(g, torch.Generator)
+
+
+def test_transformer_output_layer_is_lm_head_and_old_weights_still_load():
+    """Issue 29 renamed Transformer.generator (a Linear layer, not a torch.Generator) to
+    lm_head: weights saved under the old keys load, and the old name still reads."""
+    torch.manual_seed(0)
+    old = tc.Transformer(7, 9, d_model=8, num_heads=2, num_layers=1, d_ff=16)
+    saved = {key.replace("lm_head.", "generator."): t for key, t in old.state_dict().items()}
+    assert "generator.weight" in saved and "lm_head.weight" not in saved
+    new = tc.Transformer(7, 9, d_model=8, num_heads=2, num_layers=1, d_ff=16)
+    new.load_state_dict(saved)
+    assert torch.equal(new.lm_head.weight, old.lm_head.weight)
+    assert torch.equal(new.lm_head.bias, old.lm_head.bias)
+    assert new.generator is new.lm_head
+    src, tgt = torch.tensor([[1, 2, 3]]), torch.tensor([[1, 4]])
+    assert torch.equal(new.eval()(src, tgt), old.eval()(src, tgt))

@@ -3,8 +3,9 @@
 On a GPU, turning a tensor into a Python bool or number (``bool(t)``, ``t.item()``,
 ``int(t)``, ``t.tolist()``, ``t.nonzero()``...) makes the CPU wait until the GPU has
 finished everything queued before it: a synchronisation that stalls training. The models'
-forward and backward passes in training mode must do none, while keeping their promise
-that a finite input never gives NaN (the overflow is then handled on the device).
+forward and backward passes in training mode must do none. Outside training, the doors
+read an input's largest value once (a ValueError for one too large to square): never inside
+a stack's loop.
 
 Counted twice: by patching the Python methods that convert, and with a dispatch mode that
 records the operators that read a tensor's data on the host (``_local_scalar_dense`` is
@@ -98,14 +99,13 @@ def test_a_training_forward_and_backward_reads_nothing_on_the_host(name, convers
 
 
 def test_the_counters_see_a_conversion(conversions):
-    """Without autograd, the outermost call checks its output once on the host (the guard of
-    inference): both counters must see it, or the test above proves nothing."""
-    model, loss_of = models()["LanguageModel"]
-    model.eval()
+    """Outside training, a layer's door reads its input's largest value once on the host:
+    both counters must see it, or the test above proves nothing."""
+    encoder = tc.Encoder(8, 2, 16, 3).eval()
     with torch.no_grad(), HostReads() as reads:
-        loss_of()
-    assert conversions["__bool__"] >= 1
-    assert reads.seen["_local_scalar_dense"] >= 1
+        encoder(torch.randn(2, 5, 8))
+    assert conversions["__float__"] == 1  # once at the door, not once per layer
+    assert reads.seen["_local_scalar_dense"] == 1
 
 
 @pytest.mark.parametrize("cls, args, options", [
@@ -115,15 +115,10 @@ def test_the_counters_see_a_conversion(conversions):
     (tc.Encoder, (8, 2, 16, 2), dict(dropout=0.0)),
     (tc.Encoder, (8, 2, 16, 2), dict(dropout=0.0, norm_first=True)),
 ], ids=["attention", "post-norm layer", "pre-norm layer", "post-norm stack", "pre-norm stack"])
-def test_training_keeps_the_promise_without_reading_on_the_host(cls, args, options,
-                                                                conversions):
-    """Inputs of 1e30 overflow float32 when squared: in training mode the rows too large are
-    rescaled on the device, and the output is float64's, with no NaN and no reading on the
-    host in the forward or the backward pass. (The promise is about outputs: the backward
-    of an attention whose keys are 1e30 may still overflow float32 in its rounding errors.)"""
+def test_modules_in_training_read_nothing_on_the_host(cls, args, options, conversions):
     torch.manual_seed(1)
     module = cls(*args, **options).train()
-    x = (torch.randn(2, 5, 8) * 1e30).requires_grad_()
+    x = torch.randn(2, 5, 8, requires_grad=True)
     mask = tc.causal_mask(5)
     with HostReads() as reads:
         if cls is tc.MultiHeadAttention:
@@ -132,28 +127,19 @@ def test_training_keeps_the_promise_without_reading_on_the_host(cls, args, optio
             out = module(x, mask=mask)
         out.sum().backward()
     assert dict(conversions) == {} and dict(reads.seen) == {}
-    assert not out.isnan().any()
-    wide = module.double()
-    with torch.no_grad():
-        x64 = x.detach().double()
-        exact = (wide(x64, x64, x64, mask=mask, need_weights=False)[0]
-                 if cls is tc.MultiHeadAttention else wide(x64, mask=mask))
-    torch.testing.assert_close(out.detach().double(), exact, rtol=1e-4,
-                               atol=1e-5 * float(exact.abs().max()))
+    assert out.isfinite().all()
 
 
-def test_rescaling_leaves_ordinary_rows_bit_for_bit():
-    """Rows of ordinary size are multiplied by exactly 1: training and inference agree to the
-    bit, and our LayerNorm is nn.LayerNorm's."""
+def test_training_and_inference_agree_bit_for_bit():
+    """The door's checks change no number: the same layer in training mode (no dropout)
+    and in inference gives the same output, and its LayerNorm is nn.LayerNorm."""
     torch.manual_seed(2)
     layer = tc.EncoderLayer(16, 4, 32, dropout=0.0).eval()
     x = torch.randn(3, 7, 16) * 100
     with torch.no_grad():
         inference = layer(x, mask=tc.causal_mask(7))
-    assert torch.equal(layer(x, mask=tc.causal_mask(7)), inference)
-    norm = torch.nn.LayerNorm(16)
-    norm.load_state_dict(layer.norm1.state_dict())
-    assert torch.equal(layer.norm1(x), norm(x))
+    assert torch.equal(layer.train()(x, mask=tc.causal_mask(7)), inference)
+    assert type(layer.norm1) is torch.nn.LayerNorm
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

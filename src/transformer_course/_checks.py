@@ -24,11 +24,14 @@ __all__ = [
     "check_positive_int",
     "check_probability",
     "check_real",
+    "check_representable",
     "check_same_device",
+    "check_scores",
     "check_tensor",
     "check_width",
     "has_data",
     "lookup",
+    "recorded",
     "shape_of",
 ]
 
@@ -290,8 +293,8 @@ def check_positive_int(name: str, value: object, *, allow_zero: bool = False) ->
     return int(value)
 
 
-def check_beta(beta: object) -> float:
-    """Check the inverse temperature: a finite real number >= 0."""
+def check_beta(beta: object, dtype: torch.dtype | None = None) -> float:
+    """Check the inverse temperature: a finite real number >= 0 (that ``dtype`` can hold)."""
     if isinstance(beta, torch.Tensor):
         if beta.numel() != 1:
             raise ValueError(f"beta must be a scalar, got a tensor of shape {shape_of(beta)}")
@@ -301,7 +304,57 @@ def check_beta(beta: object) -> float:
     value = float(beta)
     if not math.isfinite(value) or value < 0:
         raise ValueError(f"beta must be finite and >= 0, got {value}")
+    if dtype is not None and value > torch.finfo(dtype).max:
+        raise ValueError(
+            f"beta={value:g} cannot be represented in {dtype} (its largest number is "
+            f"{torch.finfo(dtype).max:.3g}): compute in float64 or use a smaller beta"
+        )
     return value
+
+
+def recorded(*tensors: torch.Tensor) -> bool:
+    """Whether autograd records a computation on ``tensors``: a training forward, which
+    reads nothing back on the host (a GPU never waits for the CPU)."""
+    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+
+
+def _largest(name: str, x: torch.Tensor) -> float:
+    """``max |x|`` read on the host; a ``ValueError`` naming ``x`` if it is not finite."""
+    largest = float(x.detach().abs().amax()) if has_data(x) and x.numel() else 0.0
+    if not math.isfinite(largest):
+        raise ValueError(f"{name} holds values that are not finite (inf or NaN), shape "
+                         f"{shape_of(x)}")
+    return largest
+
+
+def check_scores(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                 beta: float) -> None:
+    """Check that ``query``, ``key`` and ``value`` are finite and that the scores
+    ``beta * query . key`` cannot overflow their dtype (one read on the host each)."""
+    a, b = _largest("query", query), _largest("key", key)
+    _largest("value", value)
+    top = torch.finfo(query.dtype).max
+    if beta * a * b * query.shape[-1] > top:  # a Python float: inf at worst
+        raise ValueError(
+            f"the scores beta * query . key overflow {query.dtype}: query and key hold "
+            f"values as large as {a:.3g} and {b:.3g} (beta={beta:g}, d_k={query.shape[-1]}), "
+            f"beyond its largest number {top:.3g}; scale them down or compute in float64"
+        )
+
+
+def check_representable(name: str, x: torch.Tensor, *, squared: bool = True) -> None:
+    """Check a layer's input outside training (one read on the host): finite, and, when
+    the layer squares it (``squared``), small enough that the squares LayerNorm and
+    attention sum over its last dimension fit its dtype (about 1e18 in float32 for 64
+    features)."""
+    largest = _largest(name, x)
+    limit = math.sqrt(torch.finfo(x.dtype).max / max(4 * x.shape[-1], 1))
+    if squared and largest > limit:
+        raise ValueError(
+            f"{name} holds values as large as {largest:.3g}: LayerNorm and attention square "
+            f"them, which overflows {x.dtype} beyond {limit:.3g} for {x.shape[-1]} features; "
+            "scale the input down or compute in float64"
+        )
 
 
 def check_bool_mask(name: str, mask: object, target: tuple[int, ...]) -> torch.Tensor:

@@ -286,7 +286,7 @@ def copy_into_course_model(reference: TorchSeq2Seq) -> Transformer:
                        **{k: v for k, v in DATES_CONFIG.items()}, pad_id=reference.pad_id)
     ours.src_embed.weight.copy_(reference.src_embed.weight)
     ours.tgt_embed.weight.copy_(reference.tgt_embed.weight)
-    ours.generator.load_state_dict(reference.generator.state_dict())
+    ours.lm_head.load_state_dict(reference.generator.state_dict())
     ours.encoder = from_torch(reference.transformer.encoder)
     ours.decoder = from_torch(reference.transformer.decoder)
     return ours
@@ -433,56 +433,62 @@ def operators_per_token(model: LanguageModel, prompt: torch.Tensor, *, use_cache
 
 
 @torch.no_grad()
-def bench_generate(*, new_tokens: int = 256, prompt_length: int = 16, vocab_size: int = 110,
-                   repeats: int = 3, seed: int = 0, threads: tuple[int, ...] = (1, 2),
-                   device: torch.device | str = "cpu") -> dict[str, float]:
+def bench_generate(*, new_tokens: int | tuple[int, ...] = (256, 1024), prompt_length: int = 16,
+                   vocab_size: int = 110, repeats: int = 3, seed: int = 0,
+                   threads: tuple[int, ...] = (1, 2), device: torch.device | str = "cpu"
+                   ) -> dict[str, float]:
     """Tokens per second of :meth:`LanguageModel.generate` with and without the KV cache.
 
-    For each thread count, the two are interleaved ``repeats`` times (medians kept), and
-    both sample with equally seeded generators at temperature 1, so that they must write the
-    same tokens. The caller's thread count is restored afterwards. Also counts the
-    operators of one cached token. Keys end with ``, {n} threads``; the last thread
-    count's figures also go by the plain names (``"speed-up"``, ``"identical"``...).
-    On a GPU the thread count does not matter: the figures are measured once, under
-    the plain names only.
+    Chapter 10's model, with a position table long enough for the longest run. For each
+    length of ``new_tokens`` and each thread count, the two are interleaved ``repeats``
+    times (medians kept), and both sample with equally seeded generators at temperature
+    1, so that they must write the same tokens. The caller's thread count is restored
+    afterwards. Also counts the operators of one cached token. Keys end with
+    ``, {n} tokens, {t} threads``; the first length's figures on the last thread count
+    also go by the plain names (``"speed-up"``, ``"identical"``...). On a GPU the thread
+    count does not matter: the figures are measured once per length.
     """
     device = torch.device(device)
+    lengths = (new_tokens,) if isinstance(new_tokens, int) else tuple(new_tokens)
     torch.manual_seed(seed)
-    model = LanguageModel(vocab_size, **LM_CONFIG).to(device).eval()
+    config = dict(LM_CONFIG, max_len=max(LM_CONFIG["max_len"], prompt_length + max(lengths)))
+    model = LanguageModel(vocab_size, **config).to(device).eval()
     prompt = torch.randint(0, vocab_size, (1, prompt_length),
                            generator=torch.Generator().manual_seed(seed)).to(device)
     outputs: dict[bool, torch.Tensor] = {}
 
-    def run(use_cache: bool) -> Callable[[], None]:
+    def run(use_cache: bool, n: int) -> Callable[[], None]:
         def go() -> None:
             generator = torch.Generator(device=device).manual_seed(seed)
-            outputs[use_cache] = model.generate(prompt, new_tokens, use_cache=use_cache,
+            outputs[use_cache] = model.generate(prompt, n, use_cache=use_cache,
                                                 generator=generator)
         return go
 
-    def measure(suffix: str) -> None:
-        medians = _interleaved({"with": run(True), "without": run(False)}, repeats, device)
-        results[f"cached tokens/s{suffix}"] = new_tokens / medians["with"]
-        results[f"uncached tokens/s{suffix}"] = new_tokens / medians["without"]
+    def measure(n: int, suffix: str) -> None:
+        medians = _interleaved({"with": run(True, n), "without": run(False, n)}, repeats,
+                               device)
+        results[f"cached tokens/s{suffix}"] = n / medians["with"]
+        results[f"uncached tokens/s{suffix}"] = n / medians["without"]
         results[f"speed-up{suffix}"] = medians["without"] / medians["with"]
-        results[f"cached us/token{suffix}"] = medians["with"] / new_tokens * 1e6
+        results[f"cached us/token{suffix}"] = medians["with"] / n * 1e6
         results[f"identical{suffix}"] = float(torch.equal(outputs[True], outputs[False]))
 
     results = {"operators per cached token": sum(operators_per_token(model, prompt).values())}
-    if device.type != "cpu":
-        measure("")
-        return results
+    counts = threads if device.type == "cpu" else (0,)
     caller = torch.get_num_threads()
     try:
-        for count in threads:
-            torch.set_num_threads(count)
-            measure(f", {count} threads")
+        for n in lengths:
+            for count in counts:
+                if count:
+                    torch.set_num_threads(count)
+                measure(n, f", {n} tokens" + (f", {count} threads" if count else ""))
     finally:
         torch.set_num_threads(caller)
-    last = threads[-1]  # the figures of the last thread count also under their plain names
+    plain = f", {lengths[0]} tokens" + (f", {counts[-1]} threads" if counts[-1] else "")
     for name in ("cached tokens/s", "uncached tokens/s", "speed-up", "cached us/token",
                  "identical"):
-        results[name] = results[f"{name}, {last} threads"]
+        results[name] = results[f"{name}{plain}"]
+    results["lengths"] = lengths  # type: ignore[assignment]
     return results
 
 
@@ -513,32 +519,33 @@ benchmarks:
               (nn.Transformer, AdamW at a constant 3e-3, batches of 64, greedy
               decoding every 100 steps), interleaved, over three seeds. It trains
               six models: it takes minutes (several on 2 CPU cores). CPU only.
-  generate    chapter 10's language model writing 256 tokens with and without its
-              KV cache: tokens per second, and whether both wrote the same tokens.
+  generate    chapter 10's language model writing 256 and 1,024 tokens with and
+              without its KV cache, on 1 and 2 threads: tokens per second, µs and
+              operators per cached token, and whether both wrote the same tokens.
   all         the four, one after the other. This is the default: without a name,
               the benchmark runs all four, dates included (with --device cuda, the
               three others: dates runs on the CPU only).
 """
 
 
-def _print_generate(r: dict[str, float], device: torch.device) -> None:
-    print(f"  chapter 10's model ({LM_CONFIG}), 256 tokens after a 16-token prompt, "
-          f"{_load_average()} (target: the cache >= 6x, identical tokens)")
-    rows: tuple[tuple[str, str], ...]
-    if device.type == "cpu":
-        print(f"  with the cache: {r['operators per cached token']:.0f} PyTorch operators per "
-              f"token (counted), {r['cached us/token, 1 threads']:.0f} µs per token on 1 "
-              f"thread, {r['cached us/token, 2 threads']:.0f} µs on 2")
-        rows = ((", 1 threads", "generate, 1 thread"), (", 2 threads", "generate"))
-    else:
-        print(f"  with the cache: {r['operators per cached token']:.0f} PyTorch operators per "
-              f"token (counted), {r['cached us/token']:.0f} µs per token on {device}")
-        rows = (("", f"generate on {device}"),)
-    for suffix, head in rows:
-        same = "identical tokens" if r[f"identical{suffix}"] else "different tokens"
-        print(f"{head}: {r[f'cached tokens/s{suffix}']:.0f} tokens/s with the "
-              f"cache, {r[f'uncached tokens/s{suffix}']:.0f} without, "
-              f"{r[f'speed-up{suffix}']:.1f}x, {same}")
+def _print_generate(r: dict[str, Any], device: torch.device) -> None:
+    lengths = r["lengths"]
+    print(f"  chapter 10's model ({LM_CONFIG}, max_len for the longest run), "
+          f"{' and '.join(map(str, lengths))} tokens after a 16-token prompt, "
+          f"{_load_average()} (target: the cache >= 10x at 1,024 tokens on 1 thread, "
+          "identical tokens)")
+    print(f"  with the cache: {r['operators per cached token']:.0f} PyTorch operators per "
+          "token (counted)")
+    counts = ((", 1 threads", "1 thread"), (", 2 threads", "2 threads")) if (
+        device.type == "cpu") else (("", str(device)),)
+    for n in lengths:
+        for suffix, where in counts:
+            key = f", {n} tokens{suffix}"
+            same = "identical tokens" if r[f"identical{key}"] else "different tokens"
+            print(f"generate {n} tokens, {where}: {r[f'cached tokens/s{key}']:.0f} tokens/s "
+                  f"with the cache ({r[f'cached us/token{key}']:.0f} µs/token), "
+                  f"{r[f'uncached tokens/s{key}']:.0f} without, {r[f'speed-up{key}']:.1f}x, "
+                  f"{same}")
 
 
 def main(argv: list[str] | None = None) -> int:

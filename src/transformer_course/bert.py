@@ -18,8 +18,7 @@ from ._checks import (
     lookup,
     shape_of,
 )
-from ._numerics import LayerNorm
-from .layers import Encoder, _check_heads
+from .layers import Encoder, _check_heads, through_layers
 
 __all__ = ["BertEncoder", "BertEncoderOutput", "from_huggingface"]
 
@@ -44,7 +43,7 @@ class BertEmbeddings(nn.Module):
         self.word = nn.Embedding(vocab_size, d_model, padding_idx=pad_id)
         self.position = nn.Embedding(max_len, d_model)
         self.token_type = nn.Embedding(type_vocab_size, d_model)
-        self.norm = LayerNorm(d_model, eps=eps)
+        self.norm = nn.LayerNorm(d_model, eps=eps)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
@@ -135,12 +134,9 @@ class BertEncoder(nn.Module):
         if attention_mask is not None:
             keep = check_attention_mask("attention_mask", attention_mask, input_ids,
                                         "input_ids")
-            mask = keep[:, None, None, :]  # (B, 1, 1, L)
-        states, maps = [x], []
-        for layer in self.encoder.layers:
-            x, weights = layer(x, mask=mask, return_attention=True)
-            states.append(x)
-            maps.append(weights)
+            mask = keep[:, None, None, :].to(x.device)  # (B, 1, 1, L)
+        states, maps = through_layers(self.encoder.layers, x, mask=mask, need_weights=True)
+        states, x = [x, *states], states[-1]
         pooled = None if self.pooler is None else torch.tanh(self.pooler(x[:, 0]))
         return BertEncoderOutput(
             last_hidden_state=x,

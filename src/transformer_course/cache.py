@@ -30,38 +30,65 @@ __all__ = ["KVCache", "LayerCache"]
 class LayerCache:
     """The keys and values one attention layer has seen so far.
 
+    They live in two buffers with room to spare, as a Python list does: a step writes its
+    new keys and values after the cached ones, in place, and only a full buffer is copied
+    (into one twice as long). Appending one position then costs the same at position 1,000
+    as at position 10, where ``torch.cat`` would copy the whole past at every step.
+
     Attributes:
-        keys: ``(B, H, L_past, d_head)``, or None before the first step.
+        keys: ``(B, H, L_past, d_head)``, or None before the first step (a view of the
+            buffer).
         values: ``(B, H, L_past, d_head)``, or None before the first step.
     """
 
     def __init__(self) -> None:
-        self.keys: torch.Tensor | None = None
-        self.values: torch.Tensor | None = None
+        self._keys: torch.Tensor | None = None  # (B, H, capacity, d_head)
+        self._values: torch.Tensor | None = None
+        self._length = 0
 
     @property
     def length(self) -> int:
         """``L_past``: how many positions are cached."""
-        return 0 if self.keys is None else self.keys.shape[2]
+        return self._length
 
-    def append(self, keys: torch.Tensor, values: torch.Tensor
+    @property
+    def keys(self) -> torch.Tensor | None:
+        return None if self._keys is None else self._keys[:, :, :self._length]
+
+    @property
+    def values(self) -> torch.Tensor | None:
+        return None if self._values is None else self._values[:, :, :self._length]
+
+    def update(self, keys: torch.Tensor, values: torch.Tensor
                ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The cached keys and values followed by the new ones (nothing is stored yet).
+        """Add the new keys and values after the cached ones; return all of them.
 
         Shape:
             ``(B, H, L_new, d_head)`` each in, ``(B, H, L_past + L_new, d_head)`` each out.
         """
-        if self.keys is None or self.values is None:
-            return keys, values
-        return torch.cat([self.keys, keys], dim=2), torch.cat([self.values, values], dim=2)
+        start, end = self._length, self._length + keys.shape[2]
+        if self._keys is None or self._values is None or end > self._keys.shape[2]:
+            self._keys, self._values = self._grown(keys, values, end)
+        self._keys[:, :, start:end] = keys
+        self._values[:, :, start:end] = values
+        self._length = end
+        return self._keys[:, :, :end], self._values[:, :, :end]
 
-    def store(self, keys: torch.Tensor, values: torch.Tensor) -> None:
-        """Keep ``keys`` and ``values`` (as :meth:`append` returned them) for the next step."""
-        self.keys, self.values = keys, values
+    def _grown(self, keys: torch.Tensor, values: torch.Tensor, needed: int
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        """New buffers for at least ``needed`` positions (twice what they held), the past
+        copied in."""
+        capacity = max(needed, 2 * (0 if self._keys is None else self._keys.shape[2]), 16)
+        new_keys = keys.new_empty(*keys.shape[:2], capacity, keys.shape[3])
+        new_values = values.new_empty(*values.shape[:2], capacity, values.shape[3])
+        if self._keys is not None and self._values is not None:
+            new_keys[:, :, :self._length] = self.keys
+            new_values[:, :, :self._length] = self.values
+        return new_keys, new_values
 
     @property
     def nbytes(self) -> int:
-        """Memory held, in bytes."""
+        """Memory that the cached positions take, in bytes (the spare room not counted)."""
         if self.keys is None or self.values is None:
             return 0
         return (self.keys.numel() * self.keys.element_size()

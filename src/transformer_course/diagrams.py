@@ -448,9 +448,9 @@ def _plan_transformer(m: Transformer) -> tuple[_Plan, dict]:
     _embedding(plan, dec, m.tgt_embed, _("Target embedding"), "L_t", notes=scale)
     _positions(plan, dec, m.positional, d, "L_t")
     _stack_blocks(plan, dec, m.decoder, "L_t", memory="L_s", side="right")
-    vocab = m.generator.out_features
-    dec.append(("block", plan.add("head", _("Output layer"), [m.generator],
-                                  _class_name(m.generator), [("B", "L_t", d)],
+    vocab = m.lm_head.out_features
+    dec.append(("block", plan.add("head", _("Output layer"), [m.lm_head],
+                                  _class_name(m.lm_head), [("B", "L_t", d)],
                                   [("B", "L_t", vocab)], "8.3",
                                   notes=[_("one score for each of the {count} tokens of the "
                                            "vocabulary").format(count=format_integer(vocab))])))
@@ -562,7 +562,7 @@ def _config_stack(m: Encoder | Decoder) -> dict[str, Any]:
 def _config_transformer(m: Transformer) -> dict[str, Any]:
     first = m.encoder.layers[0]
     return {"src_vocab_size": m.src_embed.num_embeddings,
-            "tgt_vocab_size": m.generator.out_features, **_sizes(m.encoder),
+            "tgt_vocab_size": m.lm_head.out_features, **_sizes(m.encoder),
             "dropout": m.dropout.p, "norm_first": first.norm_first,
             "tie_embeddings": m.tie_embeddings, "activation": first.ff.activation,
             "max_len": int(m.positional.table.shape[0]), "pad_id": m.pad_id}

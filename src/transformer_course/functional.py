@@ -26,11 +26,11 @@ from ._checks import (
     check_int,
     check_positive_int,
     check_probability,
+    check_scores,
     check_tensor,
-    has_data,
+    recorded,
     shape_of,
 )
-from ._numerics import rescale_queries, sync_free
 
 __all__ = [
     "attention",
@@ -48,32 +48,29 @@ def soft_argmax(scores: torch.Tensor, beta: float = 1.0, dim: int = -1) -> torch
 
     ``beta = 0`` gives the uniform distribution; as ``beta`` grows the result tends to the
     one-hot :func:`hard_argmax`. The largest score is subtracted before multiplying by
-    ``beta``, so any finite scores and any finite ``beta`` (1e30 included) give finite
-    probabilities.
+    ``beta``, so any finite scores and any ``beta`` the dtype can hold (1e30 in float32
+    included) give finite probabilities.
 
     Args:
         scores: real-valued tensor of any shape.
-        beta: inverse temperature, finite and >= 0.
+        beta: inverse temperature, finite, >= 0 and representable in the dtype of ``scores``.
         dim: the dimension that sums to one.
 
     Returns:
         A tensor of the same shape whose slices along ``dim`` are probability vectors.
     """
     check_tensor("scores", scores, min_dim=1, floating=True)
-    return _soft_argmax(scores, check_beta(beta), check_dim("dim", dim, scores.dim()))
+    beta = check_beta(beta, scores.dtype)
+    return _soft_argmax(scores, beta, check_dim("dim", dim, scores.dim()))
 
 
 def _soft_argmax(scores: torch.Tensor, beta: float, dim: int) -> torch.Tensor:
-    """:func:`soft_argmax` without the checks (``beta`` a float, ``dim`` checked)."""
+    """:func:`soft_argmax` without the checks."""
     if beta == 0.0:
         return torch.softmax(torch.zeros_like(scores), dim=dim)  # uniform
     if scores.shape[dim] == 0:
         return torch.softmax(scores, dim=dim)  # nothing to normalise
     gap = scores - scores.amax(dim=dim, keepdim=True)  # <= 0, exactly 0 at the maximum
-    if beta > torch.finfo(scores.dtype).max:  # beta itself overflows the dtype (0 * inf)
-        if scores.device.type == "mps":  # no float64 there: the limit, one-hot on the maxima
-            return torch.softmax(torch.where(gap == 0, 0.0, float("-inf")), dim=dim)
-        return torch.softmax(gap.double() * beta, dim=dim).to(scores.dtype)
     return torch.softmax(gap * beta, dim=dim)
 
 
@@ -88,7 +85,11 @@ def hard_argmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
         A tensor of the same shape and dtype holding 0s and one 1 per slice.
     """
     check_tensor("scores", scores, min_dim=1, floating=True)
-    dim = check_dim("dim", dim, scores.dim())
+    return _hard_argmax(scores, check_dim("dim", dim, scores.dim()))
+
+
+def _hard_argmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    """:func:`hard_argmax` without the checks."""
     if scores.shape[dim] == 0:
         return torch.zeros_like(scores)  # no entry to pick
     index = scores.argmax(dim=dim, keepdim=True)  # torch returns the first maximum
@@ -135,12 +136,17 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     """Cut the last dimension into heads: ``(B, L, H * d_head) -> (B, H, L, d_head)``."""
     check_tensor("x", x, ndim=3)
     num_heads = check_positive_int("num_heads", num_heads)
-    batch, length, width = x.shape
-    if width % num_heads:
+    if x.shape[-1] % num_heads:
         raise ValueError(
-            f"the last dimension of x ({width}, shape {shape_of(x)}) is not divisible by "
+            f"the last dimension of x ({x.shape[-1]}, shape {shape_of(x)}) is not divisible by "
             f"num_heads={num_heads}"
         )
+    return _split_heads(x, num_heads)
+
+
+def _split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
+    """:func:`split_heads` without the checks."""
+    batch, length, width = x.shape
     x = x.view(batch, length, num_heads, width // num_heads)  # (B, L, H, d_head)
     return x.transpose(1, 2)  # (B, H, L, d_head)
 
@@ -148,6 +154,11 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """Concatenate the heads back: ``(B, H, L, d_head) -> (B, L, H * d_head)``."""
     check_tensor("x", x, ndim=4)
+    return _merge_heads(x)
+
+
+def _merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """:func:`merge_heads` without the checks."""
     batch, num_heads, length, d_head = x.shape
     x = x.transpose(1, 2)  # (B, L, H, d_head)
     return x.reshape(batch, length, num_heads * d_head)  # (B, L, H * d_head)
@@ -219,12 +230,12 @@ def attention(
     Returns:
         ``(output, weights)``: ``(..., L_q, d_v)`` and ``(..., L_q, L_k)``. Each row of
         ``weights`` sums to one, or is all zero when every key of that row is masked.
-        For finite inputs the weights are never NaN, even when the scores overflow the
-        dtype (``query`` and ``key`` of 1e30 in float32, or ``beta = 1e30``): the scores
-        are then recomputed from rescaled queries and keys (after one check on the host),
-        or, in a forward that autograd records, the query rows that could overflow are
-        rescaled on the device beforehand, with no check on the host. The output is a
-        weighted average of the values, so it is as large as the values at most.
+
+    Raises:
+        ValueError: for a ``beta`` the dtype cannot hold, and, unless autograd records the
+            call (nothing is read back on the host then), for non-finite inputs or scores
+            ``beta * query . key`` that could overflow the dtype (``query`` and ``key`` of
+            1e19 in float32, say): scale them down or compute in float64.
     """
     target = _check_qkv(query, key, value)
     if beta is None and query.shape[-1] == 0:
@@ -232,78 +243,28 @@ def attention(
             f"query and key have d_k = 0 (query {shape_of(query)}): the default "
             "beta = 1 / sqrt(d_k) is undefined; pass beta"
         )
-    beta = 1.0 / math.sqrt(query.shape[-1]) if beta is None else check_beta(beta)
+    beta = 1.0 / math.sqrt(query.shape[-1]) if beta is None else check_beta(beta, query.dtype)
     hard = check_flag("hard", hard)
     dropout_p = check_probability("dropout_p", dropout_p)
     if mask is not None:
         mask = check_bool_mask("mask", mask, target).to(query.device)
+    if not recorded(query, key, value):  # a forward autograd records reads nothing on the host
+        check_scores(query, key, value, beta)
     return _attention(query, key, value, mask, beta, hard, dropout_p)
 
 
 def _attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-               mask: torch.Tensor | None, beta: float, hard: bool, dropout_p: float, *,
-               heads: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    """:func:`attention` without its checks (``mask`` on the device of ``query``);
-    ``heads``: the queries are ``(B, H, L_q, d_head)`` from ``split_heads``."""
-    # A beta beyond the square root of the dtype's largest number (chapter 2's limit,
-    # beta = 1e30) keeps the exact rescaling of _rescaled_scores, after a check on the host.
-    huge = beta > torch.finfo(query.dtype).max ** 0.5
-    recorded = sync_free() and not huge  # a training forward: nothing is read on the host
-    if recorded:  # query rows whose scores could overflow are divided first, on the device
-        query = rescale_queries(query, key, beta, torch.finfo(query.dtype).max, heads=heads)
-
-    # Scaling the queries (L_q * d_k numbers) is cheaper than scaling the scores (L_q * L_k).
-    scores = (query * beta) @ key.transpose(-2, -1)  # (..., L_q, L_k)
-    empty = None
+               mask: torch.Tensor | None, beta: float, hard: bool, dropout_p: float
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`attention` without its checks (``mask`` on the device of ``query``): the one
+    implementation of the weights, shared by the function, the modules and the cached step."""
+    scores = beta * query @ key.transpose(-2, -1)  # (..., L_q, L_k)
     if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-        # A query with nothing to attend to: give it finite scores, zero its weights below.
-        empty = ~mask.any(dim=-1, keepdim=True)  # (..., L_q, 1)
-        scores = scores.masked_fill(empty, 0.0)
-    if not recorded and _overflowed(scores, query, key):
-        scores = _rescaled_scores(query, key, beta, mask)
-        if empty is not None:
-            scores = scores.masked_fill(empty, 0.0)
-
-    weights = hard_argmax(scores) if hard else torch.softmax(scores, dim=-1)
-    if empty is not None:
-        weights = weights.masked_fill(empty, 0.0)
-
-    used = F.dropout(weights, p=dropout_p) if dropout_p > 0 else weights
-    return used @ value, weights  # (..., L_q, d_v), (..., L_q, L_k)
-
-
-def _overflowed(scores: torch.Tensor, query: torch.Tensor, key: torch.Tensor) -> bool:
-    """Whether finite queries and keys gave scores that overflowed the dtype.
-
-    A row's largest allowed score is finite unless a score overflowed to ``+inf``, a sum
-    inside the product met ``inf - inf`` (NaN), or every allowed score overflowed to
-    ``-inf``: one reduction and one synchronisation per call. (A single allowed score at
-    ``-inf`` is harmless: its weight is 0, the true limit.)
-    """
-    if not has_data(scores) or not scores.numel():
-        return False
-    if bool(scores.amax(dim=-1).isfinite().all()):
-        return False
-    return bool(query.isfinite().all()) and bool(key.isfinite().all())
-
-
-def _rescaled_scores(query: torch.Tensor, key: torch.Tensor, beta: float,
-                     mask: torch.Tensor | None) -> torch.Tensor:
-    """Scores that softmax like ``beta * query . key`` when those overflow the dtype.
-
-    With ``a = max |query|`` and ``b = max |key|`` the unit scores ``(query / a) . (key / b)``
-    stay within ``[-d_k, d_k]``; ``beta * a * b`` times their gap to the row's maximum is
-    0 at the maximum and ``-inf`` at most elsewhere: softmax gives the exact limit.
-    """
-    a = query.abs().amax().clamp_min(torch.finfo(query.dtype).tiny)
-    b = key.abs().amax().clamp_min(torch.finfo(key.dtype).tiny)
-    unit = (query / a) @ (key / b).transpose(-2, -1)  # (..., L_q, L_k), bounded by d_k
+        empty = ~mask.any(dim=-1, keepdim=True)  # (..., L_q, 1): a query with no key
+        scores = scores.masked_fill(~mask, float("-inf")).masked_fill(empty, 0.0)
+    weights = _hard_argmax(scores) if hard else torch.softmax(scores, dim=-1)  # max subtracted
     if mask is not None:
-        unit = unit.masked_fill(~mask, float("-inf"))
-    gap = unit - unit.amax(dim=-1, keepdim=True)  # <= 0, NaN only on fully masked rows
-    scale = beta * float(a) * float(b)  # a Python float: inf at worst, never NaN
-    scores = torch.where(gap == 0, torch.zeros_like(gap), gap * scale)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    return scores
+        weights = weights.masked_fill(empty, 0.0)  # nothing to attend to: zero weights
+    if dropout_p > 0:
+        return F.dropout(weights, p=dropout_p) @ value, weights  # returned before dropout
+    return weights @ value, weights  # (..., L_q, d_v), (..., L_q, L_k)

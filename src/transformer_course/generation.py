@@ -14,12 +14,13 @@ imports no model, and the models import it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import torch
 
 from ._checks import check_ids, check_int, check_positive_int, check_real, check_tensor, shape_of
-from .functional import _soft_argmax, hard_argmax
+from .functional import _hard_argmax, _soft_argmax
 
 __all__ = [
     "EncoderDecoder",
@@ -169,7 +170,7 @@ def _probabilities(logits: torch.Tensor, temperature: float, top_k: int | None,
     if top_k is not None:
         logits = _top_k(logits, top_k)
     if temperature == 0.0:
-        return hard_argmax(logits)  # the argmax is in every top-k and every nucleus
+        return _hard_argmax(logits)  # the argmax is in every top-k and every nucleus
     if temperature == 1.0:  # soft_argmax(logits): softmax takes the largest logit off
         probs = torch.softmax(logits, dim=-1)  # itself, the same numbers in one operation
     else:
@@ -241,6 +242,27 @@ def sample_next(logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | 
     return _draw(logits, *options, generator)
 
 
+def _finish(token: torch.Tensor, done: torch.Tensor, eos_id: int | None, fill: int | None
+            ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The end of sequence, shared by every decoding loop: a row that has written
+    ``eos_id`` is done, and a done row writes ``fill`` from then on. ``(B,)`` each."""
+    if eos_id is None:
+        return token, done
+    token = token.masked_fill(done, fill)
+    return token, done | (token == eos_id)
+
+
+def _decoder(model: EncoderDecoder) -> Callable[[torch.Tensor, torch.Tensor, torch.Tensor],
+                                                torch.Tensor]:
+    """``(tgt, memory, src_mask) -> logits``: the model's ``decode``, or, for the course's
+    :class:`~transformer_course.Transformer`, the same without its checks (a decoding
+    loop checks its arguments once, before the loop)."""
+    unchecked = getattr(model, "_decode", None)
+    if unchecked is not None and hasattr(model, "lm_head"):
+        return lambda tgt, memory, src_mask: unchecked(tgt, memory, src_mask, None, False)[0]
+    return lambda tgt, memory, src_mask: model.decode(tgt, memory, src_mask=src_mask)
+
+
 def _check_generator(generator: object, device: torch.device, where: str) -> None:
     """Check a ``torch.Generator`` (or None) against the device of ``where``."""
     if generator is None:
@@ -284,14 +306,12 @@ def greedy_decode(model: EncoderDecoder, src: torch.Tensor, *, bos_id: int,
     src = check_ids("src", src)
     src_mask = model.source_mask(src)
     memory = model.encode(src, src_mask=src_mask)  # (B, L_s, d_model)
+    decode = _decoder(model)
     out = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)
     done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
     for _ in range(max_len):
-        logits = model.decode(out, memory, src_mask=src_mask)  # (B, t, V)
-        nxt = logits[:, -1].argmax(dim=-1)  # (B,)
-        if eos_id is not None:
-            nxt = nxt.masked_fill(done, model.pad_id)
-            done |= nxt == eos_id
+        logits = decode(out, memory, src_mask)  # (B, t, V)
+        nxt, done = _finish(logits[:, -1].argmax(dim=-1), done, eos_id, model.pad_id)  # (B,)
         out = torch.cat([out, nxt[:, None]], dim=1)
         if eos_id is not None and bool(done.all()):
             break
@@ -340,8 +360,9 @@ def beam_search(model: EncoderDecoder, src: torch.Tensor, *, bos_id: int,
     done = torch.zeros(batch * beam, dtype=torch.bool, device=dev)
     length = torch.zeros(batch * beam, dtype=torch.long, device=dev)  # tokens up to <eos>
     offset = torch.arange(batch, device=dev)[:, None] * beam  # (B, 1): first beam of a source
+    decode = _decoder(model)
     for _ in range(max_len):
-        logits = model.decode(seqs, memory, src_mask=src_mask)[:, -1]  # (B*K, V)
+        logits = decode(seqs, memory, src_mask)[:, -1]  # (B*K, V)
         vocab = logits.shape[-1]
         logp = torch.log_softmax(logits.float(), dim=-1)
         if eos_id is not None:  # a finished prefix only grows by padding, at no cost

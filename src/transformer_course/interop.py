@@ -6,7 +6,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._numerics import LayerNorm
 from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer, MultiHeadAttention
 
 __all__ = ["from_torch"]
@@ -61,7 +60,7 @@ def _norm(src: object, d_model: int, where: str) -> nn.LayerNorm:
         raise ValueError(
             f"{where} normalises a shape {tuple(src.normalized_shape)}, expected ({d_model},)"
         )
-    out = LayerNorm(d_model, eps=src.eps, bias=src.bias is not None)
+    out = nn.LayerNorm(d_model, eps=src.eps, bias=src.bias is not None)
     _load(out, src)
     return out
 

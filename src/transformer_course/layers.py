@@ -3,12 +3,15 @@
 Every module here takes batch-first tensors, boolean masks with True = may attend, and
 returns attention weights only when asked (``return_attention=True``), never as a stored
 side effect.
+
+Each module's ``forward`` is a door: it checks its arguments, then calls ``run``, the same
+computation without the checks. A module inside another (a layer's attention, a stack's
+layers) is called through ``run``: arguments are checked once, where they come in.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import torch
@@ -24,22 +27,13 @@ from ._checks import (
     check_positive_int,
     check_probability,
     check_real,
+    check_representable,
     check_tensor,
     check_width,
     shape_of,
 )
-from ._numerics import (
-    LayerNorm,
-    all_finite,
-    guard_active,
-    guarded,
-    nested,
-    reduced_max,
-    rescale_queries,
-    sync_free,
-)
 from .cache import KVCache, LayerCache
-from .functional import _attention, causal_mask, merge_heads, split_heads
+from .functional import _attention, _merge_heads, _split_heads, causal_mask
 
 __all__ = [
     "ACTIVATIONS",
@@ -50,14 +44,13 @@ __all__ = [
     "EncoderLayer",
     "FeedForward",
     "MultiHeadAttention",
+    "through_layers",
 ]
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
 
-def _check_dropout(dropout: float) -> float:
-    return check_probability("dropout", dropout)
-
+# --- the checks at the door -------------------------------------------------------------------
 
 def _check_layer_options(activation: str, norm_first: bool, eps: float, bias: bool) -> None:
     """Validate the options shared by the layers and the stacks."""
@@ -67,27 +60,30 @@ def _check_layer_options(activation: str, norm_first: bool, eps: float, bias: bo
     check_flag("bias", bias)
 
 
-def _first_parameter(module: nn.Module) -> torch.Tensor | None:
-    """A parameter of ``module`` (its own first, then its children's, breadth first).
+def _check_heads(d_model: int, num_heads: int) -> tuple[int, int]:
+    d_model = check_positive_int("d_model", d_model)
+    num_heads = check_positive_int("num_heads", num_heads)
+    if d_model % num_heads:
+        raise ValueError(
+            f"d_model={d_model} is not divisible by num_heads={num_heads}: each head gets "
+            "d_model / num_heads features"
+        )
+    return d_model, num_heads
 
-    ``next(module.parameters())`` would do, but it walks the whole module tree through
-    generators: at every step of a cached generation that walk cost more than the attention.
-    """
-    pending = [module]
-    while pending:
-        current = pending.pop(0)
-        for parameter in current._parameters.values():
-            if parameter is not None:
-                return parameter
-        pending.extend(current._modules.values())
-    return None
+
+def _training_forward(module: nn.Module) -> bool:
+    """A forward in training mode that autograd records: it reads nothing on the host."""
+    return module.training and torch.is_grad_enabled()
 
 
 def _check_states(name: str, x: object, module: nn.Module, d_model: int) -> torch.Tensor:
-    """Check a ``(B, L, d_model)`` input of a layer: rank, kind, width, dtype and device."""
+    """Check a ``(B, L, d_model)`` input of a layer: rank, kind, width, dtype and device;
+    outside a training forward, also that its values are finite and not too large."""
     check_tensor(name, x, ndim=3, floating=True)
     check_width(name, x, d_model, layout="(B, L, {width})")
-    check_like(name, x, _first_parameter(module), owner=type(module).__name__)
+    check_like(name, x, next(module.parameters(), None), owner=type(module).__name__)
+    if not _training_forward(module):
+        check_representable(name, x)
     return x
 
 
@@ -128,29 +124,25 @@ def _check_cache(cache: object, attn: MultiHeadAttention, query: torch.Tensor) -
     return cache.length
 
 
-def _check_cached_output(module: nn.Module, output: torch.Tensor,
-                         inputs: tuple[torch.Tensor, ...]) -> None:
-    """With a cache there is no float64 second pass (the cache was updated): without
-    autograd, a finite input that overflowed is an error, never a NaN."""
-    if sync_free():  # a training forward reads nothing on the host
-        return
-    if not all_finite(output) and all_finite(*inputs):
-        largest = max(float(t.detach().abs().max()) for t in inputs)
-        raise ValueError(
-            f"{type(module).__name__} overflowed {output.dtype} with a cache on inputs as "
-            f"large as {largest:.3g}; scale the inputs down"
-        )
-
-
-def _cached(module: nn.Module, run: Callable[..., Any], x: torch.Tensor, **kwargs: Any) -> Any:
-    """``run(x, **kwargs)`` with a cache: the inner layers skip their own output checks and
-    the outermost call checks its output once."""
-    if guard_active():
-        return run(x, **kwargs)
-    with nested():
-        out = run(x, **kwargs)
-    _check_cached_output(module, out[0] if isinstance(out, tuple) else out, (x,))
-    return out
+def _check_stack_cache(cache: object, layers: nn.ModuleList, x: torch.Tensor) -> int:
+    """Check a stack's :class:`KVCache`; return how many positions it holds."""
+    if cache is None:
+        return 0
+    if not isinstance(cache, KVCache):
+        raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
+    if len(cache.layers) != len(layers):
+        have = len(cache.layers)
+        raise ValueError(f"cache has {have} layer{'s' if have != 1 else ''}, the stack "
+                         f"{len(layers)}: build it with KVCache({len(layers)})")
+    past = _check_cache(cache.layers[0], layers[0].self_attn, x)
+    for i, layer in enumerate(layers[1:], start=1):  # the layers run unchecked
+        if _check_cache(cache.layers[i], layer.self_attn, x) != past:
+            raise ValueError(
+                f"cache.layers[{i}] holds {cache.layers[i].length} positions, "
+                f"cache.layers[0] {past}: a cache is filled by one stack, all layers "
+                "at once"
+            )
+    return past
 
 
 def _check_causal(is_causal: object, len_q: int, len_k: int) -> None:
@@ -162,23 +154,55 @@ def _check_causal(is_causal: object, len_q: int, len_k: int) -> None:
         )
 
 
+def _check_encoder_inputs(module: nn.Module, layers: nn.ModuleList, x: object, mask: object,
+                          return_attention: object, cache: object, is_causal: object,
+                          ) -> None:
+    """The checks of an encoder layer (``cache`` a LayerCache) or stack (a KVCache)."""
+    attn = layers[0].self_attn
+    _check_states("x", x, module, attn.d_model)
+    past = (_check_cache(cache, attn, x) if isinstance(module, EncoderLayer)
+            else _check_stack_cache(cache, layers, x))
+    _check_mask("mask", mask, (x.shape[0], attn.num_heads, x.shape[1], past + x.shape[1]))
+    check_flag("return_attention", return_attention)
+    check_flag("is_causal", is_causal)
+
+
+def _check_decoder_inputs(module: nn.Module, attn: MultiHeadAttention, x: object,
+                          memory: object, self_mask: object, memory_mask: object,
+                          return_attention: object) -> None:
+    """The checks of a decoder layer or stack, before anything runs."""
+    _check_states("x", x, module, attn.d_model)
+    _check_memory(x, memory, module, attn.d_model)
+    batch, heads, len_t, len_s = x.shape[0], attn.num_heads, x.shape[1], memory.shape[1]
+    _check_mask("self_mask", self_mask, (batch, heads, len_t, len_t))
+    _check_mask("memory_mask", memory_mask, (batch, heads, len_t, len_s))
+    check_flag("return_attention", return_attention)
+
+
 def _with_causal(mask: torch.Tensor | None, length: int, past: int,
                  device: torch.device) -> torch.Tensor:
     """``mask`` and the causal mask of ``length`` queries after ``past`` cached positions."""
     causal = causal_mask(length, past=past, device=device)  # (L_q, L_past + L_q)
-    return causal if mask is None else mask.to(device) & causal
+    return causal if mask is None else mask & causal
 
 
-def _check_heads(d_model: int, num_heads: int) -> tuple[int, int]:
-    d_model = check_positive_int("d_model", d_model)
-    num_heads = check_positive_int("num_heads", num_heads)
-    if d_model % num_heads:
-        raise ValueError(
-            f"d_model={d_model} is not divisible by num_heads={num_heads}: each head gets "
-            "d_model / num_heads features"
-        )
-    return d_model, num_heads
+def _fused(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
+           beta: float | None, dropout_p: float, is_causal: bool) -> torch.Tensor:
+    """PyTorch's fused kernel with the package's conventions: ``(B, H, L_q, d_head)``."""
+    past = k.shape[2] - q.shape[2]  # cached keys come before the new ones
+    if mask is None and not (is_causal and past):  # the kernel's own causal mask, or none
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, scale=beta,
+                                              is_causal=is_causal)
+    if is_causal:
+        mask = _with_causal(mask, q.shape[2], past, q.device)
+    mask = mask.reshape((1,) * (4 - mask.dim()) + tuple(mask.shape))  # 4-D, as it wants
+    heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p,
+                                           scale=beta)  # (B, H, L_q, d_head)
+    empty = ~mask.any(dim=-1, keepdim=True)  # (., ., L_q, 1): nothing to attend to
+    return heads.masked_fill(empty, 0.0)  # some PyTorch versions give NaN there
 
+
+# --- attention and feed-forward ---------------------------------------------------------------
 
 class MultiHeadAttention(nn.Module):
     """Multi-head attention with separate projections ``W_q``, ``W_k``, ``W_v`` and ``W_o``.
@@ -195,12 +219,9 @@ class MultiHeadAttention(nn.Module):
         dropout: dropout on the attention weights during training.
 
     Inputs must have the dtype and device of the parameters (``TypeError`` otherwise: convert
-    one side with ``.to``). For finite inputs the result is never NaN: if the float32 scores
-    overflow (inputs around 1e19 and beyond), the call is recomputed in float64 and cast
-    back, so that an output too large for the dtype reads ``±inf``. In a forward that
-    autograd records (training) nothing is read back on the host: the query rows whose
-    scores could overflow are rescaled on the device instead (see
-    :mod:`transformer_course._numerics`).
+    one side with ``.to``). Outside a training forward, inputs that are not finite or too
+    large for their dtype to hold their squares raise a ``ValueError`` (a training forward
+    reads nothing back on the host, so it does not look).
     """
 
     def __init__(
@@ -218,7 +239,7 @@ class MultiHeadAttention(nn.Module):
         self.d_head = d_model // num_heads
         self.kdim = d_model if kdim is None else check_positive_int("kdim", kdim)
         self.vdim = d_model if vdim is None else check_positive_int("vdim", vdim)
-        self.dropout = _check_dropout(dropout)
+        self.dropout = check_probability("dropout", dropout)
         check_flag("bias", bias)
         self.W_q = nn.Linear(d_model, d_model, bias=bias)
         self.W_k = nn.Linear(self.kdim, d_model, bias=bias)
@@ -264,24 +285,12 @@ class MultiHeadAttention(nn.Module):
             ``(output, weights)``: ``(B, L_q, d_model)`` and ``(B, H, L_q, L_k)`` or None.
             A query whose keys are all masked gets a zero attention output (on both paths).
         """
-        if not guard_active():  # inner calls were checked by the outermost one
-            self._check_inputs(query, key, value)
-            batch, len_q, len_k = query.shape[0], query.shape[1], key.shape[1]
-            past = _check_cache(cache, self, query)
-            _check_mask("mask", mask, (batch, self.num_heads, len_q, past + len_k))
-            if beta is not None:
-                beta = check_beta(beta)
-            check_flag("hard", hard)
-            check_flag("need_weights", need_weights)
-            _check_causal(is_causal, len_q, len_k)
-        if cache is not None:
-            return self._forward_cached(query, key, value, cache, mask=mask, beta=beta,
-                                        hard=hard, need_weights=need_weights,
-                                        is_causal=is_causal)
-        return guarded(self, self._forward, (query, key, value), query, key, value, mask=mask,
-                       beta=beta, hard=hard, need_weights=need_weights, is_causal=is_causal)
+        mask, beta = self._check(query, key, value, mask, beta, hard, need_weights, cache,
+                                 is_causal)
+        return self.run(query, key, value, mask=mask, beta=beta, hard=hard,
+                        need_weights=need_weights, cache=cache, is_causal=is_causal)
 
-    def _forward(
+    def run(
         self,
         query: torch.Tensor,
         key: torch.Tensor,
@@ -291,77 +300,30 @@ class MultiHeadAttention(nn.Module):
         beta: float | None = None,
         hard: bool = False,
         need_weights: bool = True,
+        cache: LayerCache | None = None,
         is_causal: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        q, k, v = self._project(query, key, value)
-        return self._attend(q, k, v, mask, beta, hard, need_weights, is_causal)
-
-    def _forward_cached(
-        self,
-        query: torch.Tensor,
-        key: torch.Tensor,
-        value: torch.Tensor,
-        cache: LayerCache,
-        *,
-        mask: torch.Tensor | None,
-        beta: float | None,
-        hard: bool,
-        need_weights: bool,
-        is_causal: bool,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        q, k, v = self._project(query, key, value)
-        k, v = cache.append(k, v)  # (B, H, L_past + L_k, d_head) each
-        output, weights = self._attend(q, k, v, mask, beta, hard, need_weights, is_causal)
-        if not guard_active():  # a stack checks its own output once
-            _check_cached_output(self, output, (query, key, value))
-        cache.store(k, v)
-        return output, weights
-
-    def _project(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor
-                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        q = split_heads(self.W_q(query), self.num_heads)  # (B, H, L_q, d_head)
-        k = split_heads(self.W_k(key), self.num_heads)  # (B, H, L_k, d_head)
-        v = split_heads(self.W_v(value), self.num_heads)  # (B, H, L_k, d_head)
-        return q, k, v
-
-    def _attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                mask: torch.Tensor | None, beta: float | None, hard: bool, need_weights: bool,
-                is_causal: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """:meth:`forward` without the checks (the layers call it): chapter 4's maths."""
+        q = _split_heads(self.W_q(query), self.num_heads)  # (B, H, L_q, d_head)
+        k = _split_heads(self.W_k(key), self.num_heads)  # (B, H, L_k, d_head)
+        v = _split_heads(self.W_v(value), self.num_heads)  # (B, H, L_k, d_head)
+        if cache is not None:  # the earlier positions' keys and values come first
+            k, v = cache.update(k, v)  # (B, H, L_past + L_k, d_head)
         dropout_p = self.dropout if self.training else 0.0
-        past = k.shape[2] - q.shape[2]  # keys from a cache come before the new ones
-        # A beta too large for the dtype takes the explicit path, which rescales the scores.
-        huge = beta is not None and beta > torch.finfo(q.dtype).max ** 0.5
-        if is_causal and (need_weights or hard or huge or mask is not None or past):
-            mask = _with_causal(mask, q.shape[2], past, q.device)  # an explicit boolean mask
-            is_causal = False
-        if need_weights or hard or huge:
+        if need_weights or hard:  # scores = beta q.k, mask, softmax, dropout, @ v
             beta = 1.0 / math.sqrt(self.d_head) if beta is None else beta
-            heads, weights = _attention(q, k, v, None if mask is None else mask.to(q.device),
-                                        beta, hard, dropout_p, heads=True)
-        else:
-            heads = self._fused(q, k, v, mask, beta, dropout_p, is_causal)
-            weights = None
-        output = self.W_o(merge_heads(heads))  # (B, L_q, d_model)
-        return output, (weights if need_weights else None)
+            if is_causal:
+                mask = _with_causal(mask, q.shape[2], k.shape[2] - q.shape[2], q.device)
+            heads, weights = _attention(q, k, v, mask, beta, hard, dropout_p)
+        else:  # PyTorch's fused kernel: the same maths, without the weights
+            heads, weights = _fused(q, k, v, mask, beta, dropout_p, is_causal), None
+        output = self.W_o(_merge_heads(heads))  # (B, L_q, d_model)
+        return output, (weights if need_weights else None)  # weights (B, H, L_q, L_k)
 
-    @staticmethod
-    def _fused(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
-               beta: float | None, dropout_p: float, is_causal: bool = False) -> torch.Tensor:
-        """PyTorch's fused kernel, with the package's conventions for masks."""
-        if sync_free():  # a training forward: query rows that could overflow, divided first
-            scale = 1.0 / math.sqrt(q.shape[-1]) if beta is None else beta
-            q = rescale_queries(q, k, scale, reduced_max(q.dtype), heads=True)
-        if mask is None:  # is_causal: no mask, no cache offset (the kernel's own mask)
-            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, scale=beta,
-                                                  is_causal=is_causal)
-        mask = mask.to(q.device)
-        mask = mask.reshape((1,) * (4 - mask.dim()) + tuple(mask.shape))  # 4-D, as it wants
-        heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p,
-                                               scale=beta)  # (B, H, L_q, d_head)
-        empty = ~mask.any(dim=-1, keepdim=True)  # (., ., L_q, 1): nothing to attend to
-        return heads.masked_fill(empty, 0.0)  # some PyTorch versions give NaN there
-
-    def _check_inputs(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> None:
+    def _check(self, query: object, key: object, value: object, mask: object, beta: object,
+               hard: object, need_weights: object, cache: object, is_causal: object
+               ) -> tuple[torch.Tensor | None, float | None]:
+        """The checks of :meth:`forward`; return the mask on the queries' device and beta."""
         for name, t, width, layer in (("query", query, self.d_model, self.W_q),
                                       ("key", key, self.kdim, self.W_k),
                                       ("value", value, self.vdim, self.W_v)):
@@ -378,6 +340,18 @@ class MultiHeadAttention(nn.Module):
                 "key and value must have the same length, got "
                 f"{shape_of(key)} and {shape_of(value)}"
             )
+        batch, len_q, len_k = query.shape[0], query.shape[1], key.shape[1]
+        past = _check_cache(cache, self, query)
+        _check_mask("mask", mask, (batch, self.num_heads, len_q, past + len_k))
+        if beta is not None:
+            beta = check_beta(beta, query.dtype)
+        check_flag("hard", hard)
+        check_flag("need_weights", need_weights)
+        _check_causal(is_causal, len_q, len_k)
+        if not _training_forward(self):
+            for name, t in (("query", query), ("key", key), ("value", value)):
+                check_representable(name, t)
+        return (None if mask is None else mask.to(query.device)), beta
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, num_heads={self.num_heads}, d_head={self.d_head}"
@@ -392,8 +366,7 @@ class FeedForward(nn.Module):
     Shape:
         ``(..., d_model) -> (..., d_model)``, with ``d_ff`` hidden units.
 
-    The input must have the dtype and device of the parameters. A finite input gives a
-    finite output, or ``±inf`` where the result itself exceeds the dtype's range.
+    The input must have the dtype and device of the parameters.
     """
 
     def __init__(
@@ -406,27 +379,29 @@ class FeedForward(nn.Module):
         bias: bool = True,
     ) -> None:
         super().__init__()
-        if not isinstance(activation, str) or activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
-        self.activation = activation
+        self.activation = check_choice("activation", activation, tuple(ACTIVATIONS))
         self.d_model = check_positive_int("d_model", d_model)
         self.linear1 = nn.Linear(d_model, check_positive_int("d_ff", d_ff),
                                  bias=check_flag("bias", bias))
-        self.dropout = nn.Dropout(_check_dropout(dropout))
+        self.dropout = nn.Dropout(check_probability("dropout", dropout))
         self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``(..., d_model) -> (..., d_model)``."""
-        if not guard_active():  # inner calls were checked by the outermost one
-            check_tensor("x", x, min_dim=1, floating=True)
-            check_width("x", x, self.d_model, layout="(..., {width})")
-            check_like("x", x, self.linear1.weight, owner="FeedForward")
-        return guarded(self, self._forward, (x,), x)
+        check_tensor("x", x, min_dim=1, floating=True)
+        check_width("x", x, self.d_model, layout="(..., {width})")
+        check_like("x", x, self.linear1.weight, owner="FeedForward")
+        if not _training_forward(self):
+            check_representable("x", x, squared=False)  # no square here: finite is enough
+        return self.run(x)
 
-    def _forward(self, x: torch.Tensor) -> torch.Tensor:
+    def run(self, x: torch.Tensor) -> torch.Tensor:
+        """:meth:`forward` without the checks (the layers call it)."""
         hidden = ACTIVATIONS[self.activation](self.linear1(x))  # (..., d_ff)
         return self.linear2(self.dropout(hidden))  # (..., d_model)
 
+
+# --- layers -----------------------------------------------------------------------------------
 
 class EncoderLayer(nn.Module):
     """Self-attention then feed-forward, each wrapped in a residual connection and LayerNorm.
@@ -445,11 +420,8 @@ class EncoderLayer(nn.Module):
         eps: LayerNorm epsilon, > 0.
         bias: biases in the linear layers and the LayerNorms.
 
-    ``x`` is checked (shape, dtype, device) before anything runs. A finite input gives a
-    finite output: inputs so large that LayerNorm's variance or the attention scores
-    overflow the dtype (about 1e19 in float32) are recomputed in float64 and cast back,
-    or, in a forward that autograd records (training), rescaled on the device beforehand
-    with no check on the host (see :mod:`transformer_course._numerics`).
+    ``x`` is checked (shape, dtype, device; outside a training forward, also finite and
+    not too large for its dtype) before anything runs.
     """
 
     def __init__(
@@ -469,8 +441,8 @@ class EncoderLayer(nn.Module):
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
         self.ff = FeedForward(d_model, d_ff, dropout=dropout, activation=activation, bias=bias)
-        self.norm1 = LayerNorm(d_model, eps=eps, bias=bias)
-        self.norm2 = LayerNorm(d_model, eps=eps, bias=bias)
+        self.norm1 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.norm2 = nn.LayerNorm(d_model, eps=eps, bias=bias)
         self.dropout1 = nn.Dropout(dropout)
         self.dropout2 = nn.Dropout(dropout)
 
@@ -491,42 +463,35 @@ class EncoderLayer(nn.Module):
         ``(B, H, L, L_past + L)``. ``is_causal=True`` applies the causal mask (combined
         with ``mask``) without building it where the fused kernel can.
         """
-        if not guard_active():  # inner calls were checked by the outermost one
-            d_model = self.self_attn.d_model
-            _check_states("x", x, self, d_model)
-            past = _check_cache(cache, self.self_attn, x)
-            _check_mask("mask", mask,
-                        (x.shape[0], self.self_attn.num_heads, x.shape[1], past + x.shape[1]))
-            check_flag("return_attention", return_attention)
-            check_flag("is_causal", is_causal)
-        if cache is not None:  # the cache is updated: no second, float64 pass
-            return _cached(self, self._forward, x, mask=mask,
-                           return_attention=return_attention, cache=cache, is_causal=is_causal)
-        return guarded(self, self._forward, (x,), x, mask=mask,
-                       return_attention=return_attention, is_causal=is_causal)
-
-    def _forward(
-        self,
-        x: torch.Tensor,
-        *,
-        mask: torch.Tensor | None = None,
-        return_attention: bool = False,
-        cache: LayerCache | None = None,
-        is_causal: bool = False,
-    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        need, causal = return_attention, is_causal
-        if self.norm_first:
-            h = self.norm1(x)
-            attended, weights = self.self_attn(h, h, h, mask=mask, need_weights=need, cache=cache,
-                                               is_causal=causal)
-            x = x + self.dropout1(attended)
-            x = x + self.dropout2(self.ff(self.norm2(x)))
-        else:
-            attended, weights = self.self_attn(x, x, x, mask=mask, need_weights=need, cache=cache,
-                                               is_causal=causal)
-            x = self.norm1(x + self.dropout1(attended))
-            x = self.norm2(x + self.dropout2(self.ff(x)))
+        _check_encoder_inputs(self, (self,), x, mask, return_attention, cache, is_causal)
+        x, weights = self.run(x, mask=_on(mask, x), need_weights=return_attention,
+                              cache=cache, is_causal=is_causal)
         return (x, weights) if return_attention else x
+
+    def run(self, x: torch.Tensor, *, mask: torch.Tensor | None = None,
+            need_weights: bool = False, cache: LayerCache | None = None,
+            is_causal: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """:meth:`forward` without the checks (the stacks call it): ``(x, weights or None)``."""
+        if self.norm_first:
+            attended, weights = self._sa_block(self.norm1(x), mask, need_weights, cache,
+                                               is_causal)
+            x = x + attended
+            x = x + self._ff_block(self.norm2(x))
+        else:
+            attended, weights = self._sa_block(x, mask, need_weights, cache, is_causal)
+            x = self.norm1(x + attended)
+            x = self.norm2(x + self._ff_block(x))
+        return x, weights
+
+    def _sa_block(self, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool,
+                  cache: LayerCache | None, is_causal: bool
+                  ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        attended, weights = self.self_attn.run(x, x, x, mask=mask, need_weights=need_weights,
+                                               cache=cache, is_causal=is_causal)
+        return self.dropout1(attended), weights
+
+    def _ff_block(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dropout2(self.ff.run(x))
 
 
 class DecoderLayer(nn.Module):
@@ -554,9 +519,9 @@ class DecoderLayer(nn.Module):
         self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
         self.ff = FeedForward(d_model, d_ff, dropout=dropout, activation=activation, bias=bias)
-        self.norm1 = LayerNorm(d_model, eps=eps, bias=bias)
-        self.norm2 = LayerNorm(d_model, eps=eps, bias=bias)
-        self.norm3 = LayerNorm(d_model, eps=eps, bias=bias)
+        self.norm1 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.norm2 = nn.LayerNorm(d_model, eps=eps, bias=bias)
+        self.norm3 = nn.LayerNorm(d_model, eps=eps, bias=bias)
         self.dropout1 = nn.Dropout(dropout)
         self.dropout2 = nn.Dropout(dropout)
         self.dropout3 = nn.Dropout(dropout)
@@ -582,51 +547,81 @@ class DecoderLayer(nn.Module):
         Returns:
             ``x`` of shape ``(B, L_t, d_model)``, or ``(x, self_weights, cross_weights)``.
         """
-        if not guard_active():  # inner calls were checked by the outermost one
-            _check_decoder_inputs(self, self.self_attn, x, memory, self_mask, memory_mask,
-                                  return_attention)
-        return guarded(self, self._forward, (x, memory), x, memory, self_mask=self_mask,
-                       memory_mask=memory_mask, return_attention=return_attention)
+        _check_decoder_inputs(self, self.self_attn, x, memory, self_mask, memory_mask,
+                              return_attention)
+        x, weights = self.run(x, memory, self_mask=_on(self_mask, x),
+                              memory_mask=_on(memory_mask, x), need_weights=return_attention)
+        return (x, *weights) if return_attention else x
 
-    def _forward(
-        self,
-        x: torch.Tensor,
-        memory: torch.Tensor,
-        *,
-        self_mask: torch.Tensor | None = None,
-        memory_mask: torch.Tensor | None = None,
-        return_attention: bool = False,
-    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        need = return_attention
+    def run(self, x: torch.Tensor, memory: torch.Tensor, *,
+            self_mask: torch.Tensor | None = None, memory_mask: torch.Tensor | None = None,
+            need_weights: bool = False
+            ) -> tuple[torch.Tensor, tuple[torch.Tensor | None, torch.Tensor | None]]:
+        """:meth:`forward` without the checks: ``(x, (self_weights, cross_weights))``."""
         if self.norm_first:
-            h = self.norm1(x)
-            attended, self_w = self.self_attn(h, h, h, mask=self_mask, need_weights=need)
-            x = x + self.dropout1(attended)
-            h = self.norm2(x)
-            attended, cross_w = self.cross_attn(h, memory, memory, mask=memory_mask,
-                                                need_weights=need)
-            x = x + self.dropout2(attended)
-            x = x + self.dropout3(self.ff(self.norm3(x)))
+            attended, self_w = self._sa_block(self.norm1(x), self_mask, need_weights)
+            x = x + attended
+            attended, cross_w = self._mha_block(self.norm2(x), memory, memory_mask,
+                                                need_weights)
+            x = x + attended
+            x = x + self._ff_block(self.norm3(x))
         else:
-            attended, self_w = self.self_attn(x, x, x, mask=self_mask, need_weights=need)
-            x = self.norm1(x + self.dropout1(attended))
-            attended, cross_w = self.cross_attn(x, memory, memory, mask=memory_mask,
-                                                need_weights=need)
-            x = self.norm2(x + self.dropout2(attended))
-            x = self.norm3(x + self.dropout3(self.ff(x)))
-        return (x, self_w, cross_w) if return_attention else x
+            attended, self_w = self._sa_block(x, self_mask, need_weights)
+            x = self.norm1(x + attended)
+            attended, cross_w = self._mha_block(x, memory, memory_mask, need_weights)
+            x = self.norm2(x + attended)
+            x = self.norm3(x + self._ff_block(x))
+        return x, (self_w, cross_w)
+
+    def _sa_block(self, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool
+                  ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        attended, weights = self.self_attn.run(x, x, x, mask=mask, need_weights=need_weights)
+        return self.dropout1(attended), weights
+
+    def _mha_block(self, x: torch.Tensor, memory: torch.Tensor, mask: torch.Tensor | None,
+                   need_weights: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+        attended, weights = self.cross_attn.run(x, memory, memory, mask=mask,
+                                                need_weights=need_weights)
+        return self.dropout2(attended), weights
+
+    def _ff_block(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dropout3(self.ff.run(x))
 
 
-def _check_decoder_inputs(module: nn.Module, attn: MultiHeadAttention, x: object,
-                          memory: object, self_mask: object, memory_mask: object,
-                          return_attention: object) -> None:
-    """The checks of a decoder layer or stack, before anything runs."""
-    _check_states("x", x, module, attn.d_model)
-    _check_memory(x, memory, module, attn.d_model)
-    batch, heads, len_t, len_s = x.shape[0], attn.num_heads, x.shape[1], memory.shape[1]
-    _check_mask("self_mask", self_mask, (batch, heads, len_t, len_t))
-    _check_mask("memory_mask", memory_mask, (batch, heads, len_t, len_s))
-    check_flag("return_attention", return_attention)
+def _on(mask: torch.Tensor | None, x: torch.Tensor) -> torch.Tensor | None:
+    """A checked mask on the device of ``x``."""
+    return None if mask is None else mask.to(x.device)
+
+
+# --- stacks -----------------------------------------------------------------------------------
+
+def through_layers(layers: Any, x: torch.Tensor, *args: Any, caches: Any = None,
+                   **kwargs: Any) -> tuple[list[torch.Tensor], list[Any]]:
+    """``x`` through each layer's unchecked ``run`` in turn: the stacks, the language model
+    and BERT share this loop.
+
+    A layer's ``forward`` (its checks, then ``run``) is the door for a caller; inside a
+    stack the inputs were checked once already, so the loop calls ``run`` and the layer's
+    module hooks do not fire. To watch a stack at work, hook a submodule that it calls
+    (a projection, a norm, the token embedding), as chapters 8 and 10 do.
+
+    Args:
+        layers: the layers (an ``nn.ModuleList``).
+        x: the first layer's input; ``*args`` and ``**kwargs`` go to every layer.
+        caches: one :class:`LayerCache` per layer (passed as ``cache``), or None.
+
+    Returns:
+        ``(outputs, maps)``: each layer's output (the last is the stack's), and each
+        layer's attention weights (None unless ``need_weights=True``).
+    """
+    outputs, maps = [], []
+    for i, layer in enumerate(layers):
+        if caches is not None:
+            kwargs["cache"] = caches[i]
+        x, weights = layer.run(x, *args, **kwargs)
+        outputs.append(x)
+        maps.append(weights)
+    return outputs, maps
 
 
 class _Stack(nn.Module):
@@ -659,7 +654,11 @@ class _Stack(nn.Module):
             for _ in range(num_layers)
         )
         final_norm = norm_first if final_norm is None else final_norm
-        self.norm = LayerNorm(d_model, eps=eps, bias=bias) if final_norm else None
+        self.norm = nn.LayerNorm(d_model, eps=eps, bias=bias) if final_norm else None
+
+    def _end(self, outputs: list[torch.Tensor]) -> torch.Tensor:
+        """The last layer's output, through the final LayerNorm if there is one."""
+        return outputs[-1] if self.norm is None else self.norm(outputs[-1])
 
 
 class Encoder(_Stack):
@@ -712,59 +711,19 @@ class Encoder(_Stack):
         this way, one position at a time. ``is_causal=True`` applies the causal mask
         (combined with ``mask``) without building it where the fused kernel can.
         """
-        if not guard_active():  # inner calls were checked by the outermost one
-            self._check_inputs(x, mask, return_attention, cache, is_causal)
-        if cache is not None:  # the cache is updated: no second, float64 pass
-            return _cached(self, self._forward, x, mask=mask,
-                           return_attention=return_attention, cache=cache, is_causal=is_causal)
-        return guarded(self, self._forward, (x,), x, mask=mask,
-                       return_attention=return_attention, is_causal=is_causal)
-
-    def _check_inputs(self, x: object, mask: object, return_attention: object,
-                      cache: object, is_causal: object) -> None:
-        attn = self.layers[0].self_attn
-        _check_states("x", x, self, attn.d_model)
-        past = 0
-        if cache is not None:
-            if not isinstance(cache, KVCache):
-                raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
-            if len(cache.layers) != len(self.layers):
-                have = len(cache.layers)
-                raise ValueError(f"cache has {have} layer{'s' if have != 1 else ''}, the stack "
-                                 f"{len(self.layers)}: build it with KVCache({len(self.layers)})")
-            past = _check_cache(cache.layers[0], attn, x)
-            for i, layer in enumerate(self.layers[1:], start=1):  # the layers run unchecked
-                if _check_cache(cache.layers[i], layer.self_attn, x) != past:
-                    raise ValueError(
-                        f"cache.layers[{i}] holds {cache.layers[i].length} positions, "
-                        f"cache.layers[0] {past}: a cache is filled by one stack, all layers "
-                        "at once"
-                    )
-        _check_mask("mask", mask, (x.shape[0], attn.num_heads, x.shape[1], past + x.shape[1]))
-        check_flag("return_attention", return_attention)
-        check_flag("is_causal", is_causal)
-
-    def _forward(
-        self,
-        x: torch.Tensor,
-        *,
-        mask: torch.Tensor | None = None,
-        return_attention: bool = False,
-        cache: KVCache | None = None,
-        is_causal: bool = False,
-    ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
-        maps = []
-        for i, layer in enumerate(self.layers):
-            layer_cache = None if cache is None else cache.layers[i]
-            if return_attention:
-                x, weights = layer(x, mask=mask, return_attention=True, cache=layer_cache,
-                                   is_causal=is_causal)
-                maps.append(weights)
-            else:
-                x = layer(x, mask=mask, cache=layer_cache, is_causal=is_causal)
-        if self.norm is not None:
-            x = self.norm(x)
+        _check_encoder_inputs(self, self.layers, x, mask, return_attention, cache, is_causal)
+        x, maps = self.run(x, mask=_on(mask, x), need_weights=return_attention, cache=cache,
+                           is_causal=is_causal)
         return (x, maps) if return_attention else x
+
+    def run(self, x: torch.Tensor, *, mask: torch.Tensor | None = None,
+            need_weights: bool = False, cache: KVCache | None = None,
+            is_causal: bool = False) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """:meth:`forward` without the checks (the models call it): ``(x, maps)``."""
+        outputs, maps = through_layers(self.layers, x, mask=mask, need_weights=need_weights,
+                                       is_causal=is_causal,
+                                       caches=None if cache is None else cache.layers)
+        return self._end(outputs), maps
 
 
 class DecoderAttention(NamedTuple):
@@ -809,30 +768,16 @@ class Decoder(_Stack):
     ) -> torch.Tensor | tuple[torch.Tensor, DecoderAttention]:
         """``(B, L_t, d_model), (B, L_s, d_model) -> (B, L_t, d_model)``; with
         ``return_attention`` also a :class:`DecoderAttention`."""
-        if not guard_active():  # inner calls were checked by the outermost one
-            _check_decoder_inputs(self, self.layers[0].self_attn, x, memory, self_mask,
-                                  memory_mask, return_attention)
-        return guarded(self, self._forward, (x, memory), x, memory, self_mask=self_mask,
-                       memory_mask=memory_mask, return_attention=return_attention)
+        _check_decoder_inputs(self, self.layers[0].self_attn, x, memory, self_mask,
+                              memory_mask, return_attention)
+        x, maps = self.run(x, memory, self_mask=_on(self_mask, x),
+                           memory_mask=_on(memory_mask, x), need_weights=return_attention)
+        return (x, maps) if return_attention else x
 
-    def _forward(
-        self,
-        x: torch.Tensor,
-        memory: torch.Tensor,
-        *,
-        self_mask: torch.Tensor | None = None,
-        memory_mask: torch.Tensor | None = None,
-        return_attention: bool = False,
-    ) -> torch.Tensor | tuple[torch.Tensor, DecoderAttention]:
-        self_maps, cross_maps = [], []
-        for layer in self.layers:
-            if return_attention:
-                x, self_w, cross_w = layer(x, memory, self_mask=self_mask,
-                                           memory_mask=memory_mask, return_attention=True)
-                self_maps.append(self_w)
-                cross_maps.append(cross_w)
-            else:
-                x = layer(x, memory, self_mask=self_mask, memory_mask=memory_mask)
-        if self.norm is not None:
-            x = self.norm(x)
-        return (x, DecoderAttention(self_maps, cross_maps)) if return_attention else x
+    def run(self, x: torch.Tensor, memory: torch.Tensor, *,
+            self_mask: torch.Tensor | None = None, memory_mask: torch.Tensor | None = None,
+            need_weights: bool = False) -> tuple[torch.Tensor, DecoderAttention]:
+        """:meth:`forward` without the checks (the Transformer's decode calls it)."""
+        outputs, maps = through_layers(self.layers, x, memory, self_mask=self_mask,
+                                       memory_mask=memory_mask, need_weights=need_weights)
+        return self._end(outputs), DecoderAttention([m[0] for m in maps], [m[1] for m in maps])

@@ -32,11 +32,9 @@ from ._checks import (
     lookup,
     shape_of,
 )
-from ._decoding import WrittenOut, single_thread, without_onednn
-from ._numerics import nested
 from .cache import KVCache
 from .functional import causal_mask
-from .generation import _check_generator, _draw, check_sampling
+from .generation import _check_generator, _draw, _finish, check_sampling
 from .layers import Encoder
 
 __all__ = ["LanguageModel"]
@@ -136,6 +134,8 @@ class LanguageModel(nn.Module):
             )
         keep = None if attention_mask is None else _check_mask(attention_mask, ids, past)
         x = lookup("ids", self.embed, ids)  # (B, L, d_model)
+        if keep is not None:
+            keep = keep.to(x.device)
         if return_attention:
             x, maps = self._states(x, past, cache, keep, return_attention=True)
             return self.head(x), maps  # (B, L, vocab_size), [(B, H, L, L_past + L)] * layers
@@ -160,20 +160,9 @@ class LanguageModel(nn.Module):
             if length > 1:  # padding is never a key, and the future neither
                 mask = mask & causal_mask(length, past=past, device=x.device)  # (B,1,L,L+p)
         x = self.dropout(x + self.position(positions))  # (B, L, d_model)
-        return self.blocks(x, mask=mask, cache=cache, is_causal=causal,
-                           return_attention=return_attention)
-
-    def _step(self, ids: torch.Tensor, cache: KVCache | None, keep: torch.Tensor | None
-              ) -> torch.Tensor:
-        """The next-token logits ``(B, vocab_size)`` after ``ids`` ``(B, L)``, which
-        continue the ``cache`` (or start from nothing without one), through the modules.
-
-        :meth:`generate`'s forward pass: it checked its arguments once, so each step runs
-        unchecked and unguarded (its inputs are rows of the model's own embedding table)."""
-        past = 0 if cache is None else cache.length
-        with nested():  # the layers skip their checks and the overflow guard
-            x = self._states(self.embed(ids), past, cache, keep)  # (B, L, d_model)
-            return self.head(x[:, -1])  # (B, vocab_size): the last position only
+        x, maps = self.blocks.run(x, mask=mask, cache=cache, is_causal=causal,
+                                  need_weights=return_attention)
+        return (x, maps) if return_attention else x
 
     @torch.no_grad()
     def generate(
@@ -218,10 +207,6 @@ class LanguageModel(nn.Module):
                 must be contiguous in each row (left or right padding).
             use_cache: keep the keys and values of the prefix (a KV cache) instead of
                 recomputing the whole sequence at each step. Both give the same tokens.
-                On the CPU, both run on PyTorch's own kernels rather than oneDNN's, whose
-                setup per call outweighs the arithmetic of one token, and the cached steps
-                on one thread: ``torch.backends.mkldnn.enabled`` and the thread count are
-                changed for the call only.
             generator: the random stream of the draws (seed it to repeat a sample), on
                 the model's device.
 
@@ -257,53 +242,46 @@ class LanguageModel(nn.Module):
         self.eval()
         try:
             if real is None:
-                return torch.cat([prompt, self._continue(prompt, None, steps, options,
-                                                         eos_id, fill, use_cache, generator)],
-                                 dim=1)
+                new = self._sample(prompt, None, steps, options, eos_id, fill, use_cache,
+                                   generator)  # (B, T)
+                return torch.cat([prompt, new], dim=1)
             aligned, keep, end = _left_align(prompt, real)
-            new = self._continue(aligned, keep, steps, options, eos_id, fill, use_cache,
-                                 generator)  # (B, T)
+            new = self._sample(aligned, keep, steps, options, eos_id, fill, use_cache,
+                               generator)  # (B, T)
             return _insert(prompt, new, end)
         finally:
             self.train(was_training)
 
-    def _continue(self, ids: torch.Tensor, keep: torch.Tensor | None, steps: int,
-                  options: tuple[float, int | None, float | None], eos_id: int | None,
-                  fill: int | None, use_cache: bool, generator: torch.Generator | None
-                  ) -> torch.Tensor:
-        """The new tokens ``(B, T)`` after left-aligned ``ids`` (``keep``: their mask).
+    def _sample(self, ids: torch.Tensor, keep: torch.Tensor | None, steps: int,
+                options: tuple[float, int | None, float | None], eos_id: int | None,
+                fill: int | None, use_cache: bool, generator: torch.Generator | None
+                ) -> torch.Tensor:
+        """The sampling loop, as nanoGPT's ``generate``: the new tokens ``(B, T)`` after
+        left-aligned ``ids`` (``keep``: where their real tokens are, or None).
 
-        :meth:`generate` checked the arguments once: each step runs unchecked and unguarded
-        (:meth:`_step`), and a cached step, one new position, is written out where that is
-        exactly the model (:class:`~transformer_course._decoding.WrittenOut`): a few dozen
-        tiny operations. On the CPU, every step runs on PyTorch's own kernels rather than
-        oneDNN's, and the cached ones on one thread (the caller's settings are given back).
-        """
-        cpu = ids.device.type == "cpu"
-        with without_onednn(cpu):
+        :meth:`generate` checked the arguments once: each step runs the modules unchecked.
+        With a cache, a step feeds the one new token; without, the whole sequence again.
+
+        The loop runs in inference mode: no autograd bookkeeping at all, which makes each
+        step's many small operators cheaper than under ``no_grad`` alone. Its ``(B, T)``
+        ids are an inference tensor, which :meth:`generate` copies into the ids it returns."""
+        with torch.inference_mode():
             cache = self.new_cache() if use_cache else None
-            written_out = WrittenOut.of(self) if use_cache else None
-            logits = self._step(ids, cache, keep)  # (B, V): the prompt, all at once
             done = torch.zeros(ids.shape[0], dtype=torch.bool, device=ids.device)
-            new = []
-            with single_thread(use_cache and cpu):
-                for step in range(steps):
-                    token = _draw(logits, *options, generator)  # (B,)
-                    if eos_id is not None:
-                        token = token.masked_fill(done, fill)  # a finished row only pads
-                        done = done | (token == eos_id)
-                    new.append(token)
-                    if step == steps - 1 or (eos_id is not None and bool(done.all())):
-                        break
-                    if keep is not None:
-                        keep = torch.cat([keep, keep.new_ones(keep.shape[0], 1)], dim=1)
-                    if cache is None:  # the whole sequence again
-                        ids = torch.cat([ids, token[:, None]], dim=1)  # (B, L0 + step + 1)
-                        logits = self._step(ids, None, keep)
-                    elif written_out is not None:  # one new position
-                        logits = written_out(token, cache, keep)
-                    else:
-                        logits = self._step(token[:, None], cache, keep)
+            new, step_ids = [], ids  # what the next forward pass reads
+            for _ in range(steps):
+                past = 0 if cache is None else cache.length
+                x = self._states(self.embed(step_ids), past, cache, keep)  # (B, L, d_model)
+                logits = self.head(x[:, -1])  # (B, vocab_size): the last position only
+                token = _draw(logits, *options, generator)  # (B,)
+                token, done = _finish(token, done, eos_id, fill)  # a finished row only pads
+                new.append(token)
+                if eos_id is not None and bool(done.all()):
+                    break
+                ids = torch.cat([ids, token[:, None]], dim=1)  # (B, L + 1)
+                step_ids = ids if cache is None else token[:, None]
+                if keep is not None:
+                    keep = torch.cat([keep, keep.new_ones(keep.shape[0], 1)], dim=1)
             return torch.stack(new, dim=1)
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
 import torch
 from torch import nn
@@ -19,13 +20,12 @@ from ._checks import (
     check_positive_int,
     check_probability,
     check_same_device,
-    check_tensor,
     lookup,
     shape_of,
 )
 from .functional import causal_mask, padding_mask
 from .generation import beam_search, greedy_decode
-from .layers import ACTIVATIONS, Decoder, DecoderAttention, Encoder, _check_heads
+from .layers import ACTIVATIONS, Decoder, DecoderAttention, Encoder, _check_heads, _check_states
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 
 __all__ = ["Transformer", "TransformerAttention", "TransformerClassifier"]
@@ -108,10 +108,16 @@ class Transformer(nn.Module):
         stack = dict(dropout=dropout, activation=activation, norm_first=norm_first)
         self.encoder = Encoder(d_model, num_heads, d_ff, num_layers, **stack)
         self.decoder = Decoder(d_model, num_heads, d_ff, num_layers, **stack)
-        self.generator = nn.Linear(d_model, tgt_vocab_size, bias=not tie_embeddings)
+        self.lm_head = nn.Linear(d_model, tgt_vocab_size, bias=not tie_embeddings)
         self._reset_parameters()
         if tie_embeddings:
-            self.generator.weight = self.src_embed.weight
+            self.lm_head.weight = self.src_embed.weight
+        self._register_load_state_dict_pre_hook(_renamed_keys({"generator.": "lm_head."}))
+
+    @property
+    def generator(self) -> nn.Linear:
+        """The output layer's name before it was :attr:`lm_head` (kept for old code)."""
+        return self.lm_head
 
     @property
     def src_vocab_size(self) -> int:
@@ -166,9 +172,16 @@ class Transformer(nn.Module):
         """Source ids ``(B, L_s)`` -> memory ``(B, L_s, d_model)``."""
         src = _checked_tokens("src", src, self.src_embed)
         self._check_masks(src, None, src_mask, None)
-        mask = self.source_mask(src) if src_mask is None else src_mask
-        return self.encoder(self._embed("src", src, self.src_embed), mask=mask,
-                            return_attention=return_attention)
+        check_flag("return_attention", return_attention)
+        memory, maps = self._encode(src, src_mask, return_attention)
+        return (memory, maps) if return_attention else memory
+
+    def _encode(self, src: torch.Tensor, src_mask: torch.Tensor | None, need_weights: bool
+                ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """:meth:`encode` without the checks: ``(memory, maps)``."""
+        mask = self.source_mask(src) if src_mask is None else src_mask.to(src.device)
+        return self.encoder.run(self._embed("src", src, self.src_embed), mask=mask,
+                                need_weights=need_weights)
 
     @overload
     def decode(self, tgt: torch.Tensor, memory: torch.Tensor, *,
@@ -198,7 +211,7 @@ class Transformer(nn.Module):
             heads = self.decoder.layers[0].self_attn.num_heads
             check_bool_mask("tgt_mask", tgt_mask, (tgt.shape[0], heads, tgt.shape[1],
                                                    tgt.shape[1]))
-        check_tensor("memory", memory, ndim=3, floating=True)
+        _check_states("memory", memory, self.decoder, self.d_model)
         if memory.shape[0] != tgt.shape[0]:
             raise ValueError(
                 f"tgt and memory must have the same batch size, got tgt {shape_of(tgt)} and "
@@ -208,13 +221,20 @@ class Transformer(nn.Module):
             heads = self.decoder.layers[0].cross_attn.num_heads
             check_bool_mask("src_mask", src_mask, (tgt.shape[0], heads, tgt.shape[1],
                                                    memory.shape[1]))
-        mask = self.target_mask(tgt) if tgt_mask is None else tgt_mask
-        out = self.decoder(self._embed("tgt", tgt, self.tgt_embed), memory, self_mask=mask,
-                           memory_mask=src_mask, return_attention=return_attention)
-        if return_attention:
-            hidden, maps = out
-            return self.generator(hidden), maps
-        return self.generator(out)
+        check_flag("return_attention", return_attention)
+        logits, maps = self._decode(tgt, memory, src_mask, tgt_mask, return_attention)
+        return (logits, maps) if return_attention else logits
+
+    def _decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None,
+                tgt_mask: torch.Tensor | None, need_weights: bool
+                ) -> tuple[torch.Tensor, DecoderAttention]:
+        """:meth:`decode` without the checks: ``(logits, maps)``."""
+        mask = self.target_mask(tgt) if tgt_mask is None else tgt_mask.to(tgt.device)
+        memory_mask = None if src_mask is None else src_mask.to(tgt.device)
+        hidden, maps = self.decoder.run(self._embed("tgt", tgt, self.tgt_embed), memory,
+                                        self_mask=mask, memory_mask=memory_mask,
+                                        need_weights=need_weights)
+        return self.lm_head(hidden), maps  # (B, L_t, tgt_vocab_size)
 
     def forward(
         self,
@@ -241,14 +261,12 @@ class Transformer(nn.Module):
         check_flag("return_attention", return_attention)
         if src_mask is None:
             src_mask = self.source_mask(src)
+        memory, enc_maps = self._encode(src, src_mask, return_attention)
+        logits, dec = self._decode(tgt, memory, src_mask, tgt_mask, return_attention)
         if return_attention:
-            memory, enc_maps = self.encode(src, src_mask=src_mask, return_attention=True)
-            logits, dec = self.decode(tgt, memory, src_mask=src_mask, tgt_mask=tgt_mask,
-                                      return_attention=True)
             return logits, TransformerAttention(enc_maps, dec.self_attention,
                                                 dec.cross_attention)
-        memory = self.encode(src, src_mask=src_mask)
-        return self.decode(tgt, memory, src_mask=src_mask, tgt_mask=tgt_mask)
+        return logits
 
     def greedy_decode(
         self, src: torch.Tensor, *, bos_id: int, eos_id: int | None = None, max_len: int = 32
@@ -348,13 +366,13 @@ class TransformerClassifier(nn.Module):
                            activation, max_len, pad_id)
         self.pad_id = pad_id
         self.pooling = pooling
-        self.embed = nn.Embedding(check_positive_int("vocab_size", vocab_size), d_model)
+        self.embed = nn.Embedding(vocab_size, d_model)
         self.positional = (LearnedPositionalEmbedding(d_model, max_len) if positional == "learned"
                            else SinusoidalPositionalEncoding(d_model, max_len))
         self.dropout = nn.Dropout(dropout)
         self.encoder = Encoder(d_model, num_heads, d_ff, num_layers, dropout=dropout,
                                activation=activation, norm_first=norm_first)
-        self.head = nn.Linear(d_model, check_positive_int("num_classes", num_classes))
+        self.head = nn.Linear(d_model, num_classes)
 
     def forward(
         self,
@@ -377,8 +395,8 @@ class TransformerClassifier(nn.Module):
             keep = check_attention_mask("attention_mask", attention_mask, token_ids,
                                         "token_ids")
         x = self.dropout(self.positional(lookup("token_ids", self.embed, token_ids)))  # (B, L, d)
-        out = self.encoder(x, mask=keep[:, None, None, :], return_attention=return_attention)
-        hidden, maps = out if return_attention else (out, None)
+        hidden, maps = self.encoder.run(x, mask=keep[:, None, None, :],
+                                        need_weights=return_attention)
         if self.pooling == "cls":
             pooled = hidden[:, 0]  # (B, d_model)
         elif self.pooling == "mean":
@@ -390,3 +408,18 @@ class TransformerClassifier(nn.Module):
             pooled = torch.where(real.any(dim=1), pooled, torch.zeros_like(pooled))
         logits = self.head(pooled)  # (B, num_classes)
         return (logits, maps) if return_attention else logits
+
+
+def _renamed_keys(renames: dict[str, str]) -> Callable[..., None]:
+    """A ``load_state_dict`` pre-hook that reads weights saved under older names: each
+    key starting with ``prefix + old`` is moved to ``prefix + new`` (a converter for saved
+    weights, applied by ``load_state_dict`` itself)."""
+
+    def hook(state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
+        for key in list(state_dict):
+            for old, new in renames.items():
+                if key.startswith(prefix + old):
+                    state_dict[prefix + new + key[len(prefix + old):]] = state_dict.pop(key)
+                    break
+
+    return hook

@@ -526,11 +526,11 @@ def _decoding_problem() -> tuple[torch.nn.Module, torch.Tensor]:
     model = Transformer(12, 12, d_model=16, num_heads=2, num_layers=1, d_ff=32,
                         dropout=0.0).eval()
     pool = torch.randint(3, 12, (40, 5), generator=torch.Generator().manual_seed(0))
-    base = model.generator.bias[_EOS].item()
+    base = model.lm_head.bias[_EOS].item()
     chosen = pool[:3]
     for bias in (2.0, 2.5, 1.5, 3.0, 1.0, 3.5):
         with torch.no_grad():  # make <eos> likely enough to end sequences at various steps
-            model.generator.bias[_EOS] = base + bias
+            model.lm_head.bias[_EOS] = base + bias
             ends = _end_steps(model.greedy_decode(pool, bos_id=_BOS, eos_id=_EOS, max_len=10))
         finite = sorted({e for e in ends if e is not None and e < 10})
         if len(finite) >= 3 and finite[0] <= 3:

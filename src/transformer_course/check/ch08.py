@@ -546,7 +546,7 @@ def _constrained_problem() -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]
     model = Transformer(10, 10, d_model=16, num_heads=2, num_layers=1, d_ff=32,
                         dropout=0.0).eval()
     with torch.no_grad():
-        model.generator.bias -= 20.0  # every score negative: a 0 for "forbidden" would win
+        model.lm_head.bias -= 20.0  # every score negative: a 0 for "forbidden" would win
     src = torch.randint(3, 10, (3, 5), generator=torch.Generator().manual_seed(88))
     allowed = torch.zeros(6, 10, dtype=torch.bool)
     allowed[0, 3:6] = True
