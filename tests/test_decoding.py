@@ -102,12 +102,12 @@ def test_generation_goes_through_the_modules(chapter_10_model):
     other = tc.LanguageModel(20, d_model=16, num_heads=2, num_layers=1, d_ff=32).eval()
     prompt = torch.randint(0, 20, (1, 3))
     before = other.generate(prompt, 4, temperature=0.0)
-    ff = other.blocks.layers[0].ff
-    other.blocks.layers[0].ff = Doubled(16, 32, activation="gelu")
-    other.blocks.layers[0].ff.load_state_dict(ff.state_dict())
+    ff = other.blocks[0].ff
+    other.blocks[0].ff = Doubled(16, 32, activation="gelu")
+    other.blocks[0].ff.load_state_dict(ff.state_dict())
     with torch.no_grad():
         doubled = other(prompt)
-        other.blocks.layers[0].ff = ff
+        other.blocks[0].ff = ff
         assert not torch.equal(doubled, other(prompt))
     assert before.shape == (1, 7)
 
@@ -209,7 +209,9 @@ def test_the_language_model_uses_the_causal_kernel_and_gives_what_it_gave():
         with Calls() as recorded:
             logits = model(ids)
         x = model.embed(ids) + model.position(torch.arange(9))
-        before = model.head(model.blocks(x, mask=tc.causal_mask(9)))  # the boolean mask
+        for block in model.blocks:
+            x = block(x, mask=tc.causal_mask(9))  # the boolean mask
+        before = model.head(model.norm(x))
     kernels = attention_kernels(recorded.calls)
     assert len(kernels) == 2 and all(causal and not mask for _, causal, mask in kernels)
     assert torch.equal(logits, before)

@@ -264,8 +264,8 @@ def test_weights_must_be_finite_and_real(tokenizers):
     tok = tokenizers["en"]
     model = spread_model(len(tok))
     with torch.no_grad():
-        model.blocks.layers[1].ff.linear1.weight[3, 5] = float("nan")
-    with pytest.raises(ValueError, match=r"blocks.layers.1.ff.linear1.weight.*NaN"):
+        model.blocks[1].ff.linear1.weight[3, 5] = float("nan")
+    with pytest.raises(ValueError, match=r"blocks.1.ff.linear1.weight.*NaN"):
         widgets.lm_explorer(model, tok)
     with pytest.raises(ValueError, match="only its 4 special tokens"):
         widgets.lm_explorer(spread_model(4), data.CharTokenizer(""))

@@ -291,3 +291,30 @@ def test_transformer_output_layer_is_lm_head_and_old_weights_still_load():
     assert new.generator is new.lm_head
     src, tgt = torch.tensor([[1, 2, 3]]), torch.tensor([[1, 4]])
     assert torch.equal(new.eval()(src, tgt), old.eval()(src, tgt))
+
+
+def test_language_model_holds_its_blocks_and_final_norm_and_old_weights_still_load():
+    """Issue 29: LanguageModel.blocks was an Encoder (keys blocks.layers.i, blocks.norm); it
+    is the list of layers now, with the final LayerNorm beside it as `norm`, as GPT-2 keeps
+    them. Weights saved under the old keys load and give the same logits."""
+    torch.manual_seed(0)
+    old = tc.LanguageModel(11, d_model=8, num_heads=2, num_layers=2, d_ff=16, max_len=8).eval()
+    assert isinstance(old.blocks, torch.nn.ModuleList) and len(old.blocks) == 2
+    assert all(isinstance(block, tc.EncoderLayer) for block in old.blocks)
+    assert isinstance(old.norm, torch.nn.LayerNorm)
+    saved = {}
+    for key, t in old.state_dict().items():
+        if key.startswith("blocks."):
+            key = "blocks.layers." + key[len("blocks."):]
+        elif key.startswith("norm."):
+            key = "blocks." + key
+        saved[key] = t
+    assert "blocks.layers.1.ff.linear1.weight" in saved and "blocks.norm.weight" in saved
+    torch.manual_seed(1)
+    new = tc.LanguageModel(11, d_model=8, num_heads=2, num_layers=2, d_ff=16, max_len=8).eval()
+    new.load_state_dict(saved)
+    ids = torch.tensor([[1, 5, 7, 2]])
+    assert torch.equal(new(ids), old(ids))
+    post = tc.LanguageModel(11, d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=8,
+                            norm_first=False)
+    assert post.norm is None and "norm.weight" not in post.state_dict()

@@ -75,7 +75,7 @@ PROMPTS = {"en": "The attention we", "fr": "L’attention", "it": "L’attenzion
 
 def _config(model: LanguageModel) -> dict[str, Any]:
     """The keyword arguments that rebuild ``model`` with :class:`LanguageModel`."""
-    layer = model.blocks.layers[0]
+    layer = model.blocks[0]
     return {
         "vocab_size": model.vocab_size,
         "d_model": model.embed.embedding_dim,
@@ -192,7 +192,7 @@ def lm_weights(model: LanguageModel, tokenizer: CharTokenizer, *,
         "chars": list(tokenizer.itos),
         "specials": {name: tokenizer.stoi[name] for name in tokenizer.specials},
         "unk_id": tokenizer.unk_id,
-        "layer_norm_eps": float(model.blocks.layers[0].norm1.eps),
+        "layer_norm_eps": float(model.blocks[0].norm1.eps),
         "tensors": {key: _encode(t, weights) for key, t in model.state_dict().items()},
     }
 

@@ -316,17 +316,19 @@ def _layer_blocks(plan: _Plan, steps: list, layers: Sequence[nn.Module], seq: st
         sublayer(1, feed_forward)
 
 
-def _stack_blocks(plan: _Plan, steps: list, stack: Encoder | Decoder, seq: str, *,
-                  masked: bool = False, memory: str | None = None, side: str = "left",
+def _stack_blocks(plan: _Plan, steps: list, layers: Sequence[nn.Module],
+                  norm: nn.LayerNorm | None, seq: str, *, masked: bool = False,
+                  memory: str | None = None, side: str = "left",
                   final_section: str = "7.6") -> None:
-    layers = list(stack.layers)
+    """A stack's frame of N identical ``layers``, then its final ``norm`` if any."""
+    layers = list(layers)
     steps.append(("frame", len(layers), side))
     _layer_blocks(plan, steps, layers, seq, masked=masked, memory=memory)
     steps.append(("end_frame",))
-    if stack.norm is not None:
+    if norm is not None:
         d = layers[0].self_attn.d_model
-        steps.append(("block", plan.add("norm", _("Final LayerNorm"), [stack.norm],
-                                        _class_name(stack.norm), [("B", seq, d)],
+        steps.append(("block", plan.add("norm", _("Final LayerNorm"), [norm],
+                                        _class_name(norm), [("B", seq, d)],
                                         [("B", seq, d)], final_section)))
 
 
@@ -425,7 +427,7 @@ def _plan_stack(m: Encoder | Decoder) -> tuple[_Plan, dict]:
     decoder = isinstance(m, Decoder)
     seq = "L_t" if decoder else "L"
     steps: list = [("in", _("input x"))]
-    _stack_blocks(plan, steps, m, seq, memory="L_s" if decoder else None,
+    _stack_blocks(plan, steps, m.layers, m.norm, seq, memory="L_s" if decoder else None,
                   side="right" if decoder else "left")
     steps.append(("out", _("output"), ("B", seq, d)))
     layout = {"kind": "lanes", "lanes": [steps]}
@@ -442,12 +444,13 @@ def _plan_transformer(m: Transformer) -> tuple[_Plan, dict]:
     enc: list = [("in", _("source ids"))]
     _embedding(plan, enc, m.src_embed, _("Source embedding"), "L_s", notes=scale)
     _positions(plan, enc, m.positional, d, "L_s")
-    _stack_blocks(plan, enc, m.encoder, "L_s")
+    _stack_blocks(plan, enc, m.encoder.layers, m.encoder.norm, "L_s")
     enc.append(("port", _("memory"), ("B", "L_s", d)))
     dec: list = [("in", _("target ids"))]
     _embedding(plan, dec, m.tgt_embed, _("Target embedding"), "L_t", notes=scale)
     _positions(plan, dec, m.positional, d, "L_t")
-    _stack_blocks(plan, dec, m.decoder, "L_t", memory="L_s", side="right")
+    _stack_blocks(plan, dec, m.decoder.layers, m.decoder.norm, "L_t", memory="L_s",
+                  side="right")
     vocab = m.lm_head.out_features
     dec.append(("block", plan.add("head", _("Output layer"), [m.lm_head],
                                   _class_name(m.lm_head), [("B", "L_t", d)],
@@ -464,7 +467,7 @@ def _plan_classifier(m: TransformerClassifier) -> tuple[_Plan, dict]:
     steps: list = [("in", _("token ids"))]
     _embedding(plan, steps, m.embed, _("Token embedding"), "L")
     _positions(plan, steps, m.positional, d, "L")
-    _stack_blocks(plan, steps, m.encoder, "L")
+    _stack_blocks(plan, steps, m.encoder.layers, m.encoder.norm, "L")
     names = {"cls": (_("Pooling: [CLS]"), _("the vector of the first position, [CLS]")),
              "mean": (_("Pooling: mean"), _("the mean over the real tokens")),
              "max": (_("Pooling: max"), _("the feature-wise maximum over the real tokens"))}
@@ -486,7 +489,7 @@ def _plan_language_model(m: LanguageModel) -> tuple[_Plan, dict]:
     steps: list = [("in", _("token ids"))]
     _embedding(plan, steps, m.embed, _("Token embedding"), "L")
     _positions(plan, steps, m.position, d, "L")
-    _stack_blocks(plan, steps, m.blocks, "L", masked=True)
+    _stack_blocks(plan, steps, m.blocks, m.norm, "L", masked=True)
     vocab = m.head.out_features
     tied = m.head.weight is m.embed.weight
     notes = [_("one score for each of the {count} tokens of the vocabulary").format(
@@ -515,7 +518,7 @@ def _plan_bert(m: BertEncoder) -> tuple[_Plan, dict]:
                .format(count=format_integer(emb.token_type.num_embeddings))])))
     steps.append(("block", plan.add("norm", _("LayerNorm"), [emb.norm], _class_name(emb.norm),
                                     [x], [x], "9.3")))
-    _stack_blocks(plan, steps, m.encoder, "L")
+    _stack_blocks(plan, steps, m.encoder.layers, m.encoder.norm, "L")
     if m.pooler is None:
         steps.append(("out", _("last hidden state"), x))
     else:
@@ -546,23 +549,34 @@ def _config_layer(m: EncoderLayer | DecoderLayer) -> dict[str, Any]:
             "bias": m.norm1.bias is not None}
 
 
-def _sizes(stack: Encoder | Decoder) -> dict[str, Any]:
-    layer = stack.layers[0]
+def _stacks(module: nn.Module) -> list[nn.ModuleList]:
+    """The layer lists of a module: a stack's own, an encoder's and a decoder's (in that
+    order), or a language model's blocks."""
+    if isinstance(module, (Encoder, Decoder)):
+        return [module.layers]
+    found = [getattr(module, name).layers for name in ("encoder", "decoder")
+             if isinstance(getattr(module, name, None), (Encoder, Decoder))]
+    blocks = getattr(module, "blocks", None)
+    return found + ([blocks] if isinstance(blocks, nn.ModuleList) else [])
+
+
+def _sizes(layers: Sequence[nn.Module]) -> dict[str, Any]:
+    layer = layers[0]
     return {"d_model": layer.self_attn.d_model, "num_heads": layer.self_attn.num_heads,
-            "num_layers": len(stack.layers), "d_ff": layer.ff.linear1.out_features}
+            "num_layers": len(layers), "d_ff": layer.ff.linear1.out_features}
 
 
 def _config_stack(m: Encoder | Decoder) -> dict[str, Any]:
     layer = _config_layer(m.layers[0])
-    return {**_sizes(m), **{k: layer[k] for k in ("dropout", "activation", "norm_first", "eps",
-                                                   "bias")},
+    return {**_sizes(m.layers),
+            **{k: layer[k] for k in ("dropout", "activation", "norm_first", "eps", "bias")},
             "final_norm": m.norm is not None}
 
 
 def _config_transformer(m: Transformer) -> dict[str, Any]:
     first = m.encoder.layers[0]
     return {"src_vocab_size": m.src_embed.num_embeddings,
-            "tgt_vocab_size": m.lm_head.out_features, **_sizes(m.encoder),
+            "tgt_vocab_size": m.lm_head.out_features, **_sizes(m.encoder.layers),
             "dropout": m.dropout.p, "norm_first": first.norm_first,
             "tie_embeddings": m.tie_embeddings, "activation": first.ff.activation,
             "max_len": int(m.positional.table.shape[0]), "pad_id": m.pad_id}
@@ -572,7 +586,7 @@ def _config_classifier(m: TransformerClassifier) -> dict[str, Any]:
     first = m.encoder.layers[0]
     learned = isinstance(m.positional, LearnedPositionalEmbedding)
     return {"vocab_size": m.embed.num_embeddings, "num_classes": m.head.out_features,
-            **_sizes(m.encoder), "dropout": m.dropout.p, "norm_first": first.norm_first,
+            **_sizes(m.encoder.layers), "dropout": m.dropout.p, "norm_first": first.norm_first,
             "activation": first.ff.activation,
             "max_len": m.positional.max_len if learned else int(m.positional.table.shape[0]),
             "pad_id": m.pad_id, "pooling": m.pooling,
@@ -580,16 +594,14 @@ def _config_classifier(m: TransformerClassifier) -> dict[str, Any]:
 
 
 def _config_language_model(m: LanguageModel) -> dict[str, Any]:
-    sizes = _sizes(m.blocks)
-    return {"vocab_size": m.vocab_size, **sizes, "dropout": m.dropout.p,
+    return {"vocab_size": m.vocab_size, **_sizes(m.blocks), "dropout": m.dropout.p,
             "max_len": m.max_len, "tie_embeddings": m.head.weight is m.embed.weight,
-            "norm_first": m.blocks.layers[0].norm_first}
+            "norm_first": m.blocks[0].norm_first}
 
 
 def _config_bert(m: BertEncoder) -> dict[str, Any]:
     emb = m.embeddings
-    sizes = _sizes(m.encoder)
-    return {"vocab_size": emb.word.num_embeddings, **sizes,
+    return {"vocab_size": emb.word.num_embeddings, **_sizes(m.encoder.layers),
             "max_len": emb.position.num_embeddings,
             "type_vocab_size": emb.token_type.num_embeddings, "eps": emb.norm.eps,
             "dropout": emb.dropout.p,
@@ -644,10 +656,7 @@ def _check_rebuilds(module: nn.Module, cls: type, config: dict[str, Any]) -> Non
             f"not build (first differences: {diff}); tc.diagram draws the course's modules as "
             "their classes build them"
         )
-    layers = getattr(module, "layers", None)
-    for stack in [layers] if layers is not None else [
-            getattr(module, name).layers for name in ("encoder", "decoder", "blocks")
-            if isinstance(getattr(module, name, None), (Encoder, Decoder))]:
+    for stack in _stacks(module):
         kinds = {(type(layer), layer.norm_first, layer.ff.activation) for layer in stack}
         if len(kinds) > 1:
             raise ValueError(f"the layers of this {type(module).__name__} differ in kind, "
@@ -1023,23 +1032,14 @@ def _subtitle(module: nn.Module, cls: type) -> str:
     layer = None
     if cls in (EncoderLayer, DecoderLayer):
         layer = module
-    else:
-        for name in ("layers", "encoder", "blocks", "decoder"):
-            sub = getattr(module, name, None)
-            if isinstance(sub, nn.ModuleList):
-                layer = sub[0]
-                break
-            if isinstance(sub, (Encoder, Decoder)):
-                layer = sub.layers[0]
-                break
+    stacks = _stacks(module)
+    if stacks:
+        layer = stacks[0][0]
     if layer is not None:
         parts.append(_("pre-norm (LayerNorm before each sub-layer)") if layer.norm_first
                      else _("post-norm (LayerNorm after each sum)"))
-        stack = getattr(module, "layers", None) or next(
-            (getattr(module, n).layers for n in ("encoder", "blocks")
-             if isinstance(getattr(module, n, None), (Encoder, Decoder))), None)
-        if stack is not None:
-            count = len(stack)
+        if stacks:
+            count = len(stacks[0])
             parts.append(ngettext("{count} layer", "{count} layers", count).format(count=count))
         attn = layer.self_attn
     else:

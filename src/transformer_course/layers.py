@@ -12,6 +12,7 @@ layers) is called through ``run``: arguments are checked once, where they come i
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import torch
@@ -781,3 +782,20 @@ class Decoder(_Stack):
         outputs, maps = through_layers(self.layers, x, memory, self_mask=self_mask,
                                        memory_mask=memory_mask, need_weights=need_weights)
         return self._end(outputs), DecoderAttention([m[0] for m in maps], [m[1] for m in maps])
+
+
+# --- saved weights ------------------------------------------------------------------------------
+
+def _renamed_keys(renames: dict[str, str]) -> Callable[..., None]:
+    """A ``load_state_dict`` pre-hook that reads weights saved under older names: each
+    key starting with ``prefix + old`` is moved to ``prefix + new`` (a converter for saved
+    weights, applied by ``load_state_dict`` itself)."""
+
+    def hook(state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
+        for key in list(state_dict):
+            for old, new in renames.items():
+                if key.startswith(prefix + old):
+                    state_dict[prefix + new + key[len(prefix + old):]] = state_dict.pop(key)
+                    break
+
+    return hook

@@ -1,10 +1,11 @@
 """A decoder-only language model: chapter 8's decoder without the encoder, as GPT is built.
 
-Token ids are embedded, a learned position vector is added, a pre-norm stack of masked
-self-attention and feed-forward layers runs (an :class:`~transformer_course.Encoder` with a
-causal mask: each position sees itself and the past only), a final LayerNorm, and a linear
-layer gives the logits of the next token at every position. The output layer shares its
-weights with the token embedding (weight tying) unless asked otherwise.
+Token ids are embedded, a learned position vector is added, and ``blocks`` runs: a stack
+of :class:`~transformer_course.EncoderLayer` s (masked self-attention and feed-forward,
+pre-norm) with a causal mask, so that each position sees itself and the past only. A final
+LayerNorm (``norm``) follows, and a linear layer gives the logits of the next token at every
+position. The output layer shares its weights with the token embedding (weight tying)
+unless asked otherwise.
 
 :meth:`LanguageModel.generate` writes text one token at a time, with or without a
 :class:`~transformer_course.KVCache`: both give the same tokens, the cache just skips the
@@ -35,7 +36,7 @@ from ._checks import (
 from .cache import KVCache
 from .functional import causal_mask
 from .generation import _check_generator, _draw, _finish, check_sampling
-from .layers import Encoder
+from .layers import EncoderLayer, _check_layer_options, _renamed_keys, through_layers
 
 __all__ = ["LanguageModel"]
 
@@ -78,18 +79,26 @@ class LanguageModel(nn.Module):
         self.embed = nn.Embedding(vocab_size, check_positive_int("d_model", d_model))
         self.position = nn.Embedding(max_len, d_model)
         self.dropout = nn.Dropout(dropout)
-        self.blocks = Encoder(d_model, num_heads, d_ff, num_layers, dropout=dropout,
-                              activation="gelu", norm_first=norm_first,
-                              final_norm=norm_first)
+        check_positive_int("num_layers", num_layers)
+        _check_layer_options("gelu", norm_first, 1e-5, True)
+        self.blocks = nn.ModuleList(  # GPT's blocks: masked self-attention, feed-forward
+            EncoderLayer(d_model, num_heads, d_ff, dropout=dropout, activation="gelu",
+                         norm_first=norm_first)
+            for _ in range(num_layers)
+        )
+        self.norm = nn.LayerNorm(d_model) if norm_first else None  # GPT-2's final norm
         self.head = nn.Linear(d_model, vocab_size, bias=False)
         nn.init.normal_(self.embed.weight, std=0.02)
         nn.init.normal_(self.position.weight, std=0.02)
         if tie_embeddings:
             self.head.weight = self.embed.weight
+        # Weights saved when the blocks were an Encoder (blocks.layers.i, blocks.norm) load.
+        self._register_load_state_dict_pre_hook(
+            _renamed_keys({"blocks.layers.": "blocks.", "blocks.norm.": "norm."}))
 
     @property
     def num_layers(self) -> int:
-        return len(self.blocks.layers)
+        return len(self.blocks)
 
     def new_cache(self) -> KVCache:
         """An empty :class:`~transformer_course.KVCache` for :meth:`forward`."""
@@ -160,8 +169,10 @@ class LanguageModel(nn.Module):
             if length > 1:  # padding is never a key, and the future neither
                 mask = mask & causal_mask(length, past=past, device=x.device)  # (B,1,L,L+p)
         x = self.dropout(x + self.position(positions))  # (B, L, d_model)
-        x, maps = self.blocks.run(x, mask=mask, cache=cache, is_causal=causal,
-                                  need_weights=return_attention)
+        outputs, maps = through_layers(self.blocks, x, mask=mask, is_causal=causal,
+                                       need_weights=return_attention,
+                                       caches=None if cache is None else cache.layers)
+        x = outputs[-1] if self.norm is None else self.norm(outputs[-1])  # (B, L, d_model)
         return (x, maps) if return_attention else x
 
     @torch.no_grad()

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, overload
+from typing import Literal, overload
 
 import torch
 from torch import nn
@@ -25,7 +24,15 @@ from ._checks import (
 )
 from .functional import causal_mask, padding_mask
 from .generation import beam_search, greedy_decode
-from .layers import ACTIVATIONS, Decoder, DecoderAttention, Encoder, _check_heads, _check_states
+from .layers import (
+    ACTIVATIONS,
+    Decoder,
+    DecoderAttention,
+    Encoder,
+    _check_heads,
+    _check_states,
+    _renamed_keys,
+)
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 
 __all__ = ["Transformer", "TransformerAttention", "TransformerClassifier"]
@@ -408,18 +415,3 @@ class TransformerClassifier(nn.Module):
             pooled = torch.where(real.any(dim=1), pooled, torch.zeros_like(pooled))
         logits = self.head(pooled)  # (B, num_classes)
         return (logits, maps) if return_attention else logits
-
-
-def _renamed_keys(renames: dict[str, str]) -> Callable[..., None]:
-    """A ``load_state_dict`` pre-hook that reads weights saved under older names: each
-    key starting with ``prefix + old`` is moved to ``prefix + new`` (a converter for saved
-    weights, applied by ``load_state_dict`` itself)."""
-
-    def hook(state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
-        for key in list(state_dict):
-            for old, new in renames.items():
-                if key.startswith(prefix + old):
-                    state_dict[prefix + new + key[len(prefix + old):]] = state_dict.pop(key)
-                    break
-
-    return hook

@@ -631,11 +631,11 @@ def _forward_cached(model: torch.nn.Module, ids: torch.Tensor, caches: list[dict
     past = caches[0]["keys"].shape[2] if caches[0] else 0
     positions = torch.arange(past, past + ids.shape[1])
     x = model.embed(ids) + model.position(positions)  # (B, L_new, d_model)
-    for layer, cache in zip(model.blocks.layers, caches, strict=True):
+    for layer, cache in zip(model.blocks, caches, strict=True):
         h = layer.norm1(x)
         x = x + attend(layer.self_attn, h, cache)
         x = x + layer.ff(layer.norm2(x))
-    return model.head(model.blocks.norm(x))  # (B, L_new, V)
+    return model.head(model.norm(x))  # (B, L_new, V)
 
 
 def _in_stack(f: Callable, model: torch.nn.Module, ids: torch.Tensor, caches: list[dict], *,
@@ -695,7 +695,7 @@ def cached_self_attention(fn: Callable[[torch.nn.Module, torch.Tensor, dict], to
                                   dropout=0.0, max_len=16).eval()
             ids = torch.randint(0, 13, (2, 10))
             full = model(ids)  # (2, 10, 13)
-            caches: list[dict] = [{} for _ in model.blocks.layers]
+            caches: list[dict] = [{} for _ in model.blocks]
             done = 0
             for new in (4, 1, 1, 3, 1):
                 what = _("a 3-layer language model with one cache per layer, {new} new "

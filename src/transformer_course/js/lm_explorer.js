@@ -101,7 +101,7 @@
     m.position = t("position.weight");
     m.head = cfg.tie_embeddings === false ? t("head.weight") : m.embed;
     for (var l = 0; l < cfg.num_layers; l++) {
-      var p = "blocks.layers." + l + ".";
+      var p = "blocks." + l + ".";
       m.layers.push({
         Wq: t(p + "self_attn.W_q.weight"), bq: maybe(p + "self_attn.W_q.bias"),
         Wk: t(p + "self_attn.W_k.weight"), bk: maybe(p + "self_attn.W_k.bias"),
@@ -113,8 +113,8 @@
         n2w: t(p + "norm2.weight"), n2b: maybe(p + "norm2.bias")
       });
     }
-    m.final = T["blocks.norm.weight"] ?
-      { w: t("blocks.norm.weight"), b: maybe("blocks.norm.bias") } : null;
+    m.final = T["norm.weight"] ?
+      { w: t("norm.weight"), b: maybe("norm.bias") } : null;
     return m;
   }
 
