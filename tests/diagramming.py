@@ -14,7 +14,7 @@ from babel.messages.pofile import read_po
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCALE = ROOT / "src" / "transformer_course" / "locale"
-SOURCE = ROOT / "src" / "transformer_course" / "diagrams.py"
+SOURCE = ROOT / "src" / "transformer_course" / "reader" / "diagrams.py"
 LIMIT = 40_000  # bytes of one diagram's HTML (style, drawing, texts and script)
 
 _ROOT = re.compile(r'<div class="tc-diagram[ "][^>]*?\bdata-model="([^"]*)"')

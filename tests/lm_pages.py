@@ -1,6 +1,6 @@
 """The language-model explorer as the tests see it (shared by test_lm_explorer*.py).
 
-Everything here is independent of ``transformer_course._lm_explorer``: the weights JSON is
+Everything here is independent of ``transformer_course.reader.lm_explorer``: the weights JSON is
 decoded with :mod:`struct`, the sampling rule and the page's random stream are written again
 in Python, and the page is driven through its controls only."""
 

@@ -91,14 +91,14 @@ def drive_language_model(visit, lang: str) -> None:
     """The language-model explorer the Colab run displayed: its logits equal the model
     rebuilt in PyTorch from the page's weights, while it writes (see test_lm_explorer)."""
     from lm_pages import LMDriver
-    from transformer_course import _lm_explorer
+    from transformer_course.reader import lm_explorer as lm_module
 
     root = visit.page.locator(".tc-explorer[data-kind='lm']").first
     root.wait_for(state="attached", timeout=20000)
     assert root.get_attribute("lang") == lang
     driver = LMDriver(visit, root)
     driver.check(steps=0)
-    driver.start(_lm_explorer.PROMPTS[lang])
+    driver.start(lm_module.PROMPTS[lang])
     driver.step(3)
     driver.write()
     assert driver.checked >= 4

@@ -444,9 +444,9 @@ def test_side_by_side(tmp_path):
 
 
 def test_the_top_level_import_does_not_load_the_diagrams():
-    code = ("import sys, transformer_course as tc; a = 'transformer_course.diagrams' in "
+    code = ("import sys, transformer_course as tc; a = 'transformer_course.reader.diagrams' in "
             "sys.modules; tc.diagram(tc.FeedForward(4, 8)); "
-            "print(a, 'transformer_course.diagrams' in sys.modules)")
+            "print(a, 'transformer_course.reader.diagrams' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True"]
     assert isinstance(tc.diagram(tc.FeedForward(4, 8)), Diagram)

@@ -550,7 +550,8 @@ def test_a_weight_cell_s_text_contrasts_with_its_colour(browser):
     chooses: at least 4.5:1, WCAG AA for text (white on the middle blues was 3.3:1)."""
     page = browser.new_page()
     page.set_content("<!DOCTYPE html><html><body></body></html>")
-    page.add_script_tag(path=str(ROOT / "src" / "transformer_course" / "js" / "common.js"))
+    common = ROOT / "src" / "transformer_course" / "reader" / "js" / "common.js"
+    page.add_script_tag(path=str(common))
     shades = page.evaluate("""() => Array.from({length: 201}, (_, i) => i / 200)
         .map(t => [TcCommon.blue(t), TcCommon.ink(t)])""")
     page.close()

@@ -161,7 +161,7 @@ def test_negative_numbers_take_the_minus_sign_of_the_language():
         assert tc.format_tensor(torch.tensor([-3, 4])) == integers
         assert tc.format_number(0.0) == "0" and tc.format_number(-0.0001, 2) in ("0.00", "0,00")
         # The explorers and quizzes write and read numbers with the same sign.
-        from transformer_course._page import number_format
+        from transformer_course.reader.page import number_format
 
         assert number_format()["minus"] == ("-" if lang == "en" else MINUS)
     tc.set_language("fr")

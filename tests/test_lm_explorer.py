@@ -31,7 +31,9 @@ from lm_pages import (
     rebuild,
     rule,
 )
-from transformer_course import _lm_explorer, _page, data, training, widgets
+from transformer_course import data, training, widgets
+from transformer_course.reader import lm_explorer as lm_module
+from transformer_course.reader import page as page_module
 
 LANGS = ("en", "fr", "it")
 CHAPTER = dict(d_model=64, num_heads=4, num_layers=2, d_ff=256, dropout=0.0, max_len=320)
@@ -97,10 +99,10 @@ def models(tokenizers):
 
 # --- the weights JSON ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("fmt", _lm_explorer.FORMATS)
+@pytest.mark.parametrize("fmt", lm_module.FORMATS)
 def test_weights_rebuild_the_model(tokenizers, models, fmt):
     tok, model = tokenizers["fr"], models["fr"]
-    weights = json.loads(json.dumps(_lm_explorer.lm_weights(model, tok, weights=fmt)))
+    weights = json.loads(json.dumps(lm_module.lm_weights(model, tok, weights=fmt)))
     assert weights["config"] == dict(vocab_size=len(tok), d_model=32, num_heads=4, num_layers=2,
                                      d_ff=64, dropout=0.0, max_len=64, tie_embeddings=True,
                                      norm_first=True)
@@ -114,7 +116,7 @@ def test_weights_rebuild_the_model(tokenizers, models, fmt):
         assert entry["dtype"] == ("int8" if fmt == "int8" and len(entry["shape"]) == 2
                                   else "float32" if fmt == "float32" else "float16")
     ours = rebuild(weights)  # tests/lm_pages.py decodes it with struct, independently
-    theirs = _lm_explorer.model_from_weights(weights)
+    theirs = lm_module.model_from_weights(weights)
     for key, value in model.state_dict().items():
         got = ours.state_dict()[key]
         assert torch.equal(got, theirs.state_dict()[key]), key
@@ -137,7 +139,7 @@ def test_weights_rebuild_the_model(tokenizers, models, fmt):
 def test_untied_post_norm_models_round_trip(tokenizers):
     tok = tokenizers["en"]
     model = spread_model(len(tok), tie_embeddings=False, norm_first=False)
-    weights = _lm_explorer.lm_weights(model, tok, weights="float32")
+    weights = lm_module.lm_weights(model, tok, weights="float32")
     assert weights["config"]["tie_embeddings"] is False
     assert weights["config"]["norm_first"] is False
     rebuilt = rebuild(weights)
@@ -211,14 +213,14 @@ def test_settings_and_defaults(tokenizers, models):
     for lang in LANGS:
         tc.set_language(lang)
         e = widgets.lm_explorer(models[lang], tokenizers[lang])
-        assert e.prompt == _lm_explorer.PROMPTS[lang] and e.language == lang
+        assert e.prompt == lm_module.PROMPTS[lang] and e.language == lang
         assert (e.temperature, e.top_k, e.top_p, e.seed, e.format) == (0.8, None, 1.0, 0, "int8")
         assert e.numbers["decimal"] == ("." if lang == "en" else ",")
     e = widgets.lm_explorer(models["en"], tokenizers["en"], prompt="", temperature=0.333,
                             top_k=500, top_p=0.904, seed=2**32 - 1)
     assert (e.prompt, e.temperature, e.top_k, e.top_p, e.seed) == ("", 0.33, 500, 0.9,
                                                                     2**32 - 1)
-    assert widgets.lm_explorer is _lm_explorer.lm_explorer and "lm_explorer" in widgets.__all__
+    assert widgets.lm_explorer is lm_module.lm_explorer and "lm_explorer" in widgets.__all__
     assert "LMExplorer" in repr(e) and "int8" in repr(e)
 
 
@@ -248,7 +250,7 @@ def test_settings_and_defaults(tokenizers, models):
     (lambda m, t: widgets.lm_explorer(m, t, seed=2**32), ValueError, "seed"),
     (lambda m, t: widgets.lm_explorer(m, t, seed=True), TypeError, "seed"),
     (lambda m, t: widgets.lm_explorer(m, t, weights="int4"), ValueError, "weights must be one"),
-    (lambda m, t: _lm_explorer.model_from_weights({"config": {}}), TypeError, "lm_weights"),
+    (lambda m, t: lm_module.model_from_weights({"config": {}}), TypeError, "lm_weights"),
     (lambda m, t: widgets.lm_explorer(m, t).write(steps=-1), ValueError, "steps must be >= 0"),
     (lambda m, t: widgets.lm_explorer(m, t).write("x" * 65), ValueError, "max_len=64"),
     (lambda m, t: widgets.lm_explorer(m, t).write(top_k=0), ValueError, "top_k"),
@@ -286,8 +288,8 @@ def test_html_is_self_contained_and_escaped(tokenizers):
 
 
 def test_every_text_goes_through_the_catalogs(tokenizers, models, monkeypatch):
-    monkeypatch.setattr(_lm_explorer, "_", lambda message: f"⟦{message}⟧")
-    monkeypatch.setattr(_page, "_", lambda message: f"⟦{message}⟧")
+    monkeypatch.setattr(lm_module, "_", lambda message: f"⟦{message}⟧")
+    monkeypatch.setattr(page_module, "_", lambda message: f"⟦{message}⟧")
     e = widgets.lm_explorer(models["en"], tokenizers["en"])
     assert all(s.startswith("⟦") and s.endswith("⟧") for s in e.strings.values()), e.strings
     assert re.search(r'class="tc-x-mount"><p>⟦', e.html())
@@ -364,9 +366,9 @@ def test_page_agrees_with_pytorch(open_page, pages, lang):
     d = driver(v)
     explorer = pages[1][lang]
     assert d.root.get_attribute("lang") == lang
-    first = d.check(prompt=_lm_explorer.PROMPTS[lang], temperature=0.8, top_k=None, top_p=1,
+    first = d.check(prompt=lm_module.PROMPTS[lang], temperature=0.8, top_k=None, top_p=1,
                     seed=7, steps=0)
-    assert first["cache_positions"] == len(_lm_explorer.PROMPTS[lang])
+    assert first["cache_positions"] == len(lm_module.PROMPTS[lang])
     assert d.weights == json.loads(json.dumps(explorer.weights))
     for prompt in PROMPTS[lang]:
         d.start(prompt)
@@ -390,7 +392,7 @@ def test_page_agrees_with_pytorch(open_page, pages, lang):
     assert d.checked >= 20
     if lang != "en":  # no English for a French or Italian reader
         tc.set_language("en")
-        words = english_words(_lm_explorer._strings(1, "int8"), d.payload["strings"])
+        words = english_words(lm_module._strings(1, "int8"), d.payload["strings"])
         for text in page_texts(d.root):
             found = {w for w in re.findall(r"[^\W\d_]+", text.lower()) if w in words}
             assert not found, (text, found)
@@ -638,8 +640,8 @@ def test_every_text_on_the_page_comes_from_the_catalogs(browser, tmp_path, token
                                                          monkeypatch):
     """With every catalog message wrapped in ⟦ ⟧, the page shows nothing else but
     characters, numbers and symbols."""
-    monkeypatch.setattr(_lm_explorer, "_", lambda message: f"⟦{message}⟧")
-    monkeypatch.setattr(_page, "_", lambda message: f"⟦{message}⟧")
+    monkeypatch.setattr(lm_module, "_", lambda message: f"⟦{message}⟧")
+    monkeypatch.setattr(page_module, "_", lambda message: f"⟦{message}⟧")
     tok = tokenizers["en"]
     explorer = widgets.lm_explorer(spread_model(len(tok), max_len=20), tok, prompt="ß")
     explorer.save(tmp_path / "page.html")

@@ -17,7 +17,8 @@ import yaml
 
 import transformer_course as tc
 from lm_pages import LMDriver, english_words, greedy_text, page_texts
-from transformer_course import _lm_explorer, data
+from transformer_course import data
+from transformer_course.reader import lm_explorer as lm_module
 
 pytest.importorskip("playwright.sync_api", reason="requirements.txt installs it")
 
@@ -117,7 +118,7 @@ def test_the_chapter_explorer_agrees_with_pytorch(visit, lang, record_property):
     assert d.checked >= 20
     if lang != "en":  # no English for a French or Italian reader
         tc.set_language("en")
-        words = english_words(_lm_explorer._strings(1, "int8"), d.payload["strings"])
+        words = english_words(lm_module._strings(1, "int8"), d.payload["strings"])
         for text in page_texts(root):
             found = {w for w in re.findall(r"[^\W\d_]+", text.lower()) if w in words}
             assert not found, (text, found)

@@ -762,7 +762,7 @@ def test_the_package_writes_numbers_as_the_sheet_says(lang):
     import torch
 
     import transformer_course as tc
-    from transformer_course._page import number_format
+    from transformer_course.reader.page import number_format
 
     sheet = numbers(lang)
     group, minus, decimal = sheet["group"], sheet["minus_output"], sheet["decimal"]

@@ -48,7 +48,7 @@ def test_the_wheel_holds_the_licence_the_types_and_the_data(report):
         names = set(wheel.namelist())
         metadata = wheel.read("transformer_course-0.2.0.dist-info/METADATA").decode()
     assert "transformer_course-0.2.0.dist-info/licenses/LICENSE" in names
-    for name in ("py.typed", "js/explorer.js", "js/explorer.css", "corpus/en.txt",
+    for name in ("py.typed", "reader/js/explorer.js", "reader/js/explorer.css", "corpus/en.txt",
                  "locale/fr/LC_MESSAGES/transformer_course.po",
                  "locale/it/LC_MESSAGES/transformer_course.po"):
         assert f"transformer_course/{name}" in names, name

@@ -30,10 +30,10 @@ def english():
 @pytest.fixture
 def marked(monkeypatch):
     """Every catalog lookup of the explorers wraps its message in ⟦ ⟧."""
-    from transformer_course import _page
+    from transformer_course.reader import page as page_module
 
     monkeypatch.setattr(widgets, "_", lambda message: f"⟦{message}⟧")
-    monkeypatch.setattr(_page, "_", lambda message: f"⟦{message}⟧")  # the shared note
+    monkeypatch.setattr(page_module, "_", lambda message: f"⟦{message}⟧")  # the shared note
     monkeypatch.setattr(widgets, "ngettext",
                         lambda one, many, n: f"⟦{one if n == 1 else many}⟧")
 

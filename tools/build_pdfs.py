@@ -196,7 +196,8 @@ def _head(lang: str, first: str) -> str:
 
 
 def _quiz_keys(lang: str, names: list[str]) -> str:
-    from transformer_course import i18n, quiz
+    from transformer_course import i18n
+    from transformer_course.reader import quiz
 
     words = WORDS[lang]
     previous = i18n.get_language()

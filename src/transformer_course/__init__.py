@@ -6,8 +6,20 @@
     >>> weights.shape
     torch.Size([2, 5, 5])
 
-The top-level import stays light (torch only); ``data``, ``training``, ``plotting``,
-``widgets``, ``quiz``, ``viz``, ``check`` and ``bench`` are submodules loaded on first use.
+The layout shows the architecture:
+
+* the model, at the top: ``functional``, ``layers``, ``positional``, ``cache``, ``models``,
+  ``lm``, ``generation``, ``bert`` and ``interop``; then ``data``, ``training`` and
+  ``utils``, and the package's own plumbing (``_checks``, ``_optional``, ``i18n``);
+* ``reader``: the reader's interface (explorers, diagrams, quizzes, plots, their JavaScript);
+* ``book``: the book's plumbing (claims);
+* ``check``: the exercises' checkers; ``bench``: the benchmark
+  (``python -m transformer_course.bench``).
+
+The model never imports ``reader`` or ``book``. The top-level import stays light (torch
+only); ``data``, ``training``, ``plotting``, ``widgets``, ``quiz``, ``viz``, ``diagrams``,
+``check`` and ``bench`` are loaded on first use, under their old names too
+(``tc.widgets`` is ``transformer_course.reader.widgets``).
 """
 
 from __future__ import annotations
@@ -18,8 +30,8 @@ from typing import Any
 import torch
 
 from .bert import BertEncoder, BertEncoderOutput, from_huggingface
+from .book.claims import ClaimError, claim
 from .cache import KVCache, LayerCache
-from .claims import ClaimError, claim
 from .functional import (
     attention,
     causal_mask,
@@ -59,10 +71,13 @@ from .utils import device, seed_everything
 
 __version__ = "0.2.0"
 
-_SUBMODULES = (
-    "bench", "check", "data", "diagrams", "generation", "plotting", "quiz", "training", "viz",
-    "widgets",
-)
+# tc.<name> -> the submodule it loads on first use (the reader's modules under their old names).
+_SUBMODULES = {
+    "bench": "bench", "book": "book", "check": "check", "claims": "book.claims", "data": "data",
+    "diagrams": "reader.diagrams", "generation": "generation", "plotting": "reader.plotting",
+    "quiz": "reader.quiz", "reader": "reader", "training": "training", "viz": "reader.viz",
+    "widgets": "reader.widgets",
+}
 
 __all__ = [
     "BertEncoder",
@@ -110,11 +125,12 @@ __all__ = [
 def diagram(module: torch.nn.Module, *, example: object = None) -> Any:
     """Draw one of the course's modules from its own tree: blocks, shapes, parameters.
 
-    Returns a :class:`transformer_course.diagrams.Diagram`, which displays itself in a
-    notebook (self-contained SVG, style and script) and has ``.html()``, ``.svg`` and
-    ``.save(path)``. See :func:`transformer_course.diagrams.diagram` for the arguments.
+    Returns a :class:`transformer_course.reader.diagrams.Diagram`, which displays itself in
+    a notebook (self-contained SVG, style and script) and has ``.html()``, ``.svg`` and
+    ``.save(path)``. See :func:`transformer_course.reader.diagrams.diagram` for the
+    arguments.
     """
-    from .diagrams import diagram as draw
+    from .reader.diagrams import diagram as draw
 
     return draw(module, example=example)
 
@@ -122,9 +138,9 @@ def diagram(module: torch.nn.Module, *, example: object = None) -> Any:
 def __getattr__(name: str) -> Any:
     """Load the heavier submodules (``tc.plotting``, ``tc.data``, ...) on first access."""
     if name in _SUBMODULES:
-        return importlib.import_module(f".{name}", __name__)
+        return importlib.import_module(f".{_SUBMODULES[name]}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_SUBMODULES])
+    return sorted({*globals(), *_SUBMODULES})

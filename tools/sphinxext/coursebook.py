@@ -15,7 +15,7 @@
   otherwise writes an empty mode, and its script logs "Got invalid theme mode"), and a
   meta description in the page's language: the page's first paragraph, shortened.
 * No widget embedder: the explorers are self-contained HTML and JavaScript
-  (``transformer_course/js``), and no chapter output holds ipywidgets, so no page loads
+  (``transformer_course/reader/js``), and no chapter output holds ipywidgets, so no page loads
   ``@jupyter-widgets/html-manager`` (tests/test_site.py checks that no page holds widget state).
 """
 

@@ -9,7 +9,7 @@ In a MyST page (the home pages, which are not executed notebooks)::
 builds ``transformer_course.Transformer(**config)`` (``config`` is JSON, the constructor's
 keyword arguments) on PyTorch's ``meta`` device, where parameters have shapes but no values,
 so that even the paper's base model costs nothing to build; draws it with
-:class:`transformer_course.diagrams.Diagram` in the page's language (the ``language`` of the
+:class:`transformer_course.reader.diagrams.Diagram` in the page's language (the ``language`` of the
 build), its blocks linked to the sections of the same book; and embeds the diagram's HTML in
 the page. The picture is made from the package's module at every build, so it cannot drift
 from the code.
@@ -37,7 +37,8 @@ class CourseDiagram(SphinxDirective):
         import torch
 
         import transformer_course as tc
-        from transformer_course import diagrams, i18n
+        from transformer_course import i18n
+        from transformer_course.reader import diagrams
 
         name = self.arguments[0]
         cls = getattr(tc, name, None)

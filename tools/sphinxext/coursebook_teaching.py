@@ -6,7 +6,7 @@
 * ``{teaching-links} NN_name`` (the teacher's guide): the chapter's deck, the deck's PDF,
   the notebook and its Colab link, in the page's language.
 * ``{course-progress}`` (the home page): the reader's quiz progress, chapter by chapter
-  (``transformer_course.quiz.progress_table``), with its reset button.
+  (``transformer_course.reader.quiz.progress_table``), with its reset button.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ class CourseProgress(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         import yaml
 
-        from transformer_course import quiz
+        from transformer_course.reader import quiz
 
         srcdir = Path(self.env.srcdir)
         toc = yaml.safe_load(Path(self.env.config.external_toc_path).read_text(encoding="utf-8"))

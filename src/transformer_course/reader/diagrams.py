@@ -55,15 +55,15 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._page import HtmlOutput, asset
-from .bert import BertEncoder
-from .i18n import format_integer, format_number, get_language, ngettext
-from .i18n import gettext as _
-from .layers import Decoder, DecoderLayer, Encoder, EncoderLayer, FeedForward, MultiHeadAttention
-from .lm import LanguageModel
-from .models import Transformer, TransformerClassifier
-from .positional import LearnedPositionalEmbedding
-from .utils import static_build
+from ..bert import BertEncoder
+from ..i18n import format_integer, format_number, get_language, ngettext
+from ..i18n import gettext as _
+from ..layers import Decoder, DecoderLayer, Encoder, EncoderLayer, FeedForward, MultiHeadAttention
+from ..lm import LanguageModel
+from ..models import Transformer, TransformerClassifier
+from ..positional import LearnedPositionalEmbedding
+from ..utils import static_build
+from .page import HtmlOutput, asset
 
 __all__ = ["SECTIONS", "SUPPORTED", "Diagram", "DiagramRow", "diagram", "section_href"]
 

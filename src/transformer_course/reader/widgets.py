@@ -28,12 +28,13 @@ After every change the root element (``class="tc-explorer"``, ``data-kind`` = ``
 scores, mask, weights}`` of the head on show (``head`` counts from 0; ``mask``: True = may
 attend).
 
-Every text the reader sees comes from the package's gettext catalogs (:mod:`.i18n`) in the
-language of :func:`transformer_course.set_language`, and numbers use that language's
-decimal and group separators. The JavaScript and CSS live in ``js/explorer.js`` and
-``js/explorer.css`` next to this module and are inlined in every output.
+Every text the reader sees comes from the package's gettext catalogs
+(:mod:`transformer_course.i18n`) in the language of :func:`transformer_course.set_language`,
+and numbers use that language's decimal and group separators. The JavaScript and CSS live
+in ``js/explorer.js`` and ``js/explorer.css`` next to this module and are inlined in every
+output.
 
-:func:`lm_explorer` (in :mod:`._lm_explorer`) is the fourth explorer: chapter 10's trained
+:func:`lm_explorer` (in :mod:`.lm_explorer`) is the fourth explorer: chapter 10's trained
 language model, its weights in the page, writing in the reader's browser.
 
 With a kernel, :func:`sentence_box` adds a text box: type a sentence, and PyTorch encodes it
@@ -52,17 +53,17 @@ from typing import Any
 
 import torch
 
-from ._checks import check_beta, check_positive_int, check_tensor, shape_of
-from ._lm_explorer import LMExplorer, lm_explorer
-from ._optional import install_hint
-from ._page import HtmlOutput, asset, inline_json, number_format, trust_note
-from .functional import attention, causal_mask, padding_mask, split_heads
-from .i18n import format_integer, get_language, ngettext
-from .i18n import gettext as _
-from .layers import MultiHeadAttention
-from .positional import sinusoidal_encoding
-from .utils import device as best_device
-from .utils import static_build
+from .._checks import check_beta, check_positive_int, check_tensor, shape_of
+from .._optional import install_hint
+from ..functional import attention, causal_mask, padding_mask, split_heads
+from ..i18n import format_integer, get_language, ngettext
+from ..i18n import gettext as _
+from ..layers import MultiHeadAttention
+from ..positional import sinusoidal_encoding
+from ..utils import device as best_device
+from ..utils import static_build
+from .lm_explorer import LMExplorer, lm_explorer
+from .page import HtmlOutput, asset, inline_json, number_format, trust_note
 
 __all__ = [
     "MASK_PRESETS",

@@ -68,9 +68,9 @@ from typing import Any
 
 import torch
 
-from ._page import HtmlOutput, asset, inline_json, number_format
-from .i18n import LANGUAGES, format_number, get_language, set_language
-from .i18n import gettext as _
+from ..i18n import LANGUAGES, format_number, get_language, set_language
+from ..i18n import gettext as _
+from .page import HtmlOutput, asset, inline_json, number_format
 
 __all__ = [
     "KINDS",

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import torch
 
-from ._checks import check_flag, check_positive_int, check_real, check_tensor, has_data, shape_of
-from ._optional import missing
+from .._checks import check_flag, check_positive_int, check_real, check_tensor, has_data, shape_of
+from .._optional import missing
 
 try:
     import matplotlib.pyplot as plt
@@ -23,8 +23,8 @@ except ModuleNotFoundError as error:  # a core install: say which extra brings m
         raise
     raise raised from error
 
-from .i18n import format_number, localise_matplotlib
-from .i18n import gettext as _
+from ..i18n import format_number, localise_matplotlib
+from ..i18n import gettext as _
 
 __all__ = ["attention_heads", "attention_heatmap", "encoding_heatmap", "vectors_plot"]
 

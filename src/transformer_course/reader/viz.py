@@ -20,9 +20,9 @@ from collections.abc import Sequence
 
 import torch
 
-from ._checks import check_int, has_data, shape_of
-from ._optional import require
-from .i18n import gettext as _
+from .._checks import check_int, has_data, shape_of
+from .._optional import require
+from ..i18n import gettext as _
 
 __all__ = ["ENV_VAR", "AttentionView", "attention_of", "head_view", "model_view"]
 

@@ -1,7 +1,7 @@
 """What every explorer's HTML shares: its JavaScript and CSS, the reader's number format, the
 data inlined as JSON, the note shown where scripts do not run, and the standalone page.
 
-The explorers (:mod:`.widgets`, :mod:`._lm_explorer`) are self-contained HTML: the files of
+The explorers (:mod:`.widgets`, :mod:`.lm_explorer`) are self-contained HTML: the files of
 ``js/`` are inlined in every output, so that the same HTML works in the static book, Colab,
 JupyterLab, Notebook 7 and VS Code with no other file and no host.
 """
@@ -17,8 +17,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .i18n import format_number
-from .i18n import gettext as _
+from ..i18n import format_number
+from ..i18n import gettext as _
 
 __all__ = ["HtmlOutput", "asset", "inline_json", "number_format", "standalone_page",
            "trust_note"]

@@ -38,12 +38,12 @@ from typing import Any
 
 import torch
 
-from ._checks import check_int, check_real
-from ._page import HtmlOutput, asset, inline_json, number_format, trust_note
-from .data import CharTokenizer
-from .i18n import format_integer, get_language
-from .i18n import gettext as _
-from .lm import LanguageModel
+from .._checks import check_int, check_real
+from ..data import CharTokenizer
+from ..i18n import format_integer, get_language
+from ..i18n import gettext as _
+from ..lm import LanguageModel
+from .page import HtmlOutput, asset, inline_json, number_format, trust_note
 
 __all__ = [
     "FORMATS",

@@ -34,9 +34,9 @@ import html
 import re
 from types import TracebackType
 
-from .i18n import format_number, format_percent, get_language
-from .i18n import gettext as _
-from .utils import STATIC_ENV, static_build
+from ..i18n import format_number, format_percent, get_language
+from ..i18n import gettext as _
+from ..utils import STATIC_ENV, static_build
 
 __all__ = ["STATIC_ENV", "ClaimError", "claim", "strict"]
 _MISSING = object()
