@@ -41,8 +41,26 @@ def test_contract_names():
                  "from_torch", "from_huggingface", "device", "seed_everything"):
         assert hasattr(tc, name), name
     assert set(tc.__all__) <= set(dir(tc))
-    for sub in ("data", "training", "plotting", "widgets", "viz", "check", "bench"):
+    for sub in ("data", "training", "plotting", "widgets", "viz", "check", "bench", "quiz",
+                "diagrams", "reader", "book"):
         assert sub in dir(tc)
+
+
+@pytest.mark.parametrize("old, new", [
+    ("widgets", "reader.widgets"), ("quiz", "reader.quiz"), ("diagrams", "reader.diagrams"),
+    ("plotting", "reader.plotting"), ("viz", "reader.viz"), ("claims", "book.claims"),
+])
+def test_a_moved_module_keeps_its_old_name(old, new):
+    """Students' code and old notebooks import the reader's modules by their old names: each
+    way gives the very module of the new home, in whichever order they come."""
+    code = (f"import sys, transformer_course as tc, transformer_course.{old} as a; "
+            f"from transformer_course import {old} as b; import transformer_course.{new} as c; "
+            f"assert a is b is c is tc.{old} is sys.modules['transformer_course.{new}']; "
+            f"assert c.__name__ == 'transformer_course.{new}'; "
+            f"from transformer_course.{old} import __all__ as names; "
+            f"assert all(hasattr(c, n) for n in names); print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ok"
 
 
 def test_the_package_under_test_is_the_installed_one_when_asked():
