@@ -66,7 +66,7 @@ colab-runtime:
 
 colab-check: setup browser
 	$(PY) tools/colab_sim.py en fr it --threads 1
-	$(PY) -m pytest -q tests/test_colab.py
+	$(PY) -m pytest -q tests/site/test_colab.py
 
 # A student's own machine (tools/local_jupyter.py): the sdist and wheel built warning-free,
 # a fresh venv with torch, the wheel's `course` extra and JupyterLab (no ipywidgets), the
@@ -77,7 +77,7 @@ local-check: setup
 	$(PY) tools/local_jupyter.py en fr it --reuse --threads 1
 
 # What `make test` runs of it beside the book and the Colab simulation: the build, the fresh
-# venv (which tests/test_wheel.py then reuses for the unit tests) and the Italian chapters.
+# venv (which tests/site/test_wheel.py then reuses for the unit tests) and the Italian chapters.
 local: setup
 	$(PY) tools/local_jupyter.py it --skip-unit-tests --threads 1
 
@@ -97,7 +97,7 @@ catalogs: setup
 # by side first, their kernels on one thread each and, for the two simulations, with a clock
 # that lies (no hidden check may depend on timings).
 # The package's own tests (the ones its sdist ships) run once, against the wheel installed in
-# a fresh venv (tests/test_wheel.py, TC_PACKAGE_TESTS=wheel), not a second time on the source.
+# a fresh venv (tests/site/test_wheel.py, TC_PACKAGE_TESTS=wheel), not a second time on the source.
 # pytest runs its modules on up to four workers (pytest-xdist, `-n auto`: two on two cores),
 # a module per worker at a time (--dist loadfile: a module's fixtures, the wheel's venv among
 # them, are made once; tests of one module on two workers once rebuilt that venv under the

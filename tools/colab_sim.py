@@ -26,7 +26,7 @@ What it does, as a student who presses "Open in Colab" would see it:
 
 It writes ``_build/colab/report.json`` (install and chapter times, what changed), the executed
 notebooks under ``_build/colab/executed/<lang>/`` and every explorer output as a standalone
-page under ``_build/colab/explorers/`` (tests/test_colab.py opens them in Chromium).
+page under ``_build/colab/explorers/`` (tests/site/test_colab.py opens them in Chromium).
 
 Usage: python tools/colab_sim.py [LANG ...] [--chapters NAME ...]   (default: every language)
        python3 tools/colab_sim.py --runtime-only   (the runtime alone: the standard library will do)

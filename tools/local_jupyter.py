@@ -27,7 +27,7 @@ results) and the executed chapters under ``_build/local/executed/<lang>/``.
 
 Usage: python tools/local_jupyter.py [LANG ...] [--chapters NAME ...] [--skip-unit-tests]
                                     [--reuse] [--threads N]
-``tests/test_wheel.py`` (in ``make test``) runs steps 1 to 3; ``make local-check`` runs all
+``tests/site/test_wheel.py`` (in ``make test``) runs steps 1 to 3; ``make local-check`` runs all
 four for the three languages. ``--reuse`` keeps an environment made from a wheel with the
 same files (and unchanged since) instead of making it again: ``python tools/local_jupyter.py
 en --reuse --skip-unit-tests`` after ``make test`` runs the English chapters only.
@@ -130,7 +130,7 @@ def digest_of(folder: Path) -> str:
 def build() -> dict:
     """``python -m build``: the sdist, then the wheel built from it.
 
-    A build of the very same files (``make local`` just made it, and ``tests/test_wheel.py``
+    A build of the very same files (``make local`` just made it, and ``tests/site/test_wheel.py``
     asks again) is kept with its record: the same sources make the same sdist and wheel."""
     start = time.perf_counter()
     source = snapshot()

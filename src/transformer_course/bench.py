@@ -143,7 +143,7 @@ def bench_attention(*, batch: int = 2, length: int = 1024, d_model: int = 512,
 
 # --- classifier ---------------------------------------------------------------------------
 
-# Chapter 7's sentiment lab: its model (tests/test_bench.py checks that the chapter trains
+# Chapter 7's sentiment lab: its model (tests/unit/test_bench.py checks that the chapter trains
 # exactly this, in every language) and its batches of 64 reviews.
 CLASSIFIER_CONFIG = dict(d_model=64, num_heads=4, num_layers=2, d_ff=128, dropout=0.1)
 
@@ -214,7 +214,7 @@ def bench_classifier(*, batches: int = 10, repeats: int = 15, seed: int = 0,
 
 # --- dates --------------------------------------------------------------------------------
 
-# The dates lab of chapter 8: its model and its recipe (tests/test_bench.py checks that the
+# The dates lab of chapter 8: its model and its recipe (tests/unit/test_bench.py checks that the
 # chapter trains exactly this, in every language).
 DATES_CONFIG = dict(d_model=64, num_heads=4, num_layers=2, d_ff=256, dropout=0.0)
 DATES_RECIPE = dict(batch_size=64, lr=3e-3, eval_every=50, schedule=(50, 600))
@@ -399,7 +399,7 @@ def bench_dates(*, seeds: tuple[int, ...] = (0, 1, 2), progress: bool = True
 
 # --- generate -------------------------------------------------------------------------------
 
-# Chapter 10's language model (tests/test_bench.py checks that the chapter trains this one).
+# Chapter 10's language model (tests/unit/test_bench.py checks that the chapter trains this one).
 LM_CONFIG = dict(d_model=64, num_heads=4, num_layers=2, d_ff=256, dropout=0.0, max_len=320)
 
 

@@ -9,14 +9,15 @@
   interface strings untranslated in French and Italian (sidebar toggles, the launch button,
   the hidden-code toggle, ...): ``CHROME`` gives them in each language, the footer is our own
   template, and ``build-finished`` replaces each English attribute or text that remains in
-  the written pages (tests/test_page_language.py checks that none is left).
+  the written pages (tests/site/test_page_language.py checks that none is left).
 * The head of every page: a favicon of the site's own (no request for ``/favicon.ico``
   that would answer 404), the theme's colour mode defaulting to "auto" (pydata's template
   otherwise writes an empty mode, and its script logs "Got invalid theme mode"), and a
   meta description in the page's language: the page's first paragraph, shortened.
 * No widget embedder: the explorers are self-contained HTML and JavaScript
   (``transformer_course/reader/js``), and no chapter output holds ipywidgets, so no page loads
-  ``@jupyter-widgets/html-manager`` (tests/test_site.py checks that no page holds widget state).
+  ``@jupyter-widgets/html-manager`` (tests/site/test_site.py checks that no page holds widget
+  state).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ is its path, ``book/glossary.yml`` of the repository by default.
 
 The directive ``style-sheet`` renders the page language's part of the style sheet,
 ``book/style.yml`` (``tc_style``): its rules, one item each, and the table of the phrases
-that have one accepted form, with the forms to avoid. tests/test_style.py checks the same
+that have one accepted form, with the forms to avoid. tests/site/test_style.py checks the same
 rules on the book.
 """
 

@@ -148,7 +148,7 @@ def _top_p(logits: torch.Tensor, p: float, *, include_crossing: bool = True,
     most likely tokens whose total reaches ``p``, the token that crosses ``p`` included.
 
     With a flag off, a typical mistake. The checkers keep this float64 reference of their
-    own; ``tests/test_check_ch10.py`` compares it with
+    own; ``tests/unit/test_check_ch10.py`` compares it with
     :func:`transformer_course.generation.next_token_probabilities`."""
     probs = torch.softmax(logits.double(), dim=-1)  # (..., V)
     if sort:

@@ -71,7 +71,7 @@ __all__ = ["SECTIONS", "SUPPORTED", "Diagram", "DiagramRow", "diagram", "section
 
 SECTIONS: dict[str, dict[str, str]] = {
     # section: the chapter page, and the anchor of its heading in each language (the HTML id
-    # that docutils derives from the heading text; tests/test_diagrams.py checks every one
+    # that docutils derives from the heading text; tests/site/test_diagrams.py checks every one
     # against the notebooks' headings and the built book).
     "3.2": {"page": "03_key_value_store",
             "en": "queries-keys-and-values-from-the-same-input",

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("local_jupyter", ROOT / "tools" / "local_jupyter.py")
 local = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(local)
@@ -67,9 +67,9 @@ def test_the_sdist_ships_the_package_s_tests_and_not_the_book_s(report):
     with tarfile.open(local.DIST / report["build"]["sdist"]) as sdist:
         names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
     assert {"LICENSE", "README.package.md", "CHANGELOG.md", "tests/conftest.py",
-            "tests/test_generation.py", "tests/test_widgets.py"} <= names
-    for checkout_only in ("tests/test_site.py", "tests/test_browser.py", "tests/browsing.py",
-                          "tests/test_wheel.py"):
+            "tests/unit/test_generation.py", "tests/unit/test_widgets.py"} <= names
+    for checkout_only in ("tests/site/test_site.py", "tests/site/test_browser.py",
+                          "tests/site/browsing.py", "tests/site/test_wheel.py"):
         assert checkout_only not in names
     assert not any(n.startswith(("book/", "tools/", "_build/")) for n in names)
 

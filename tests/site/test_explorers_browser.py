@@ -23,7 +23,7 @@ from transformer_course import widgets
 
 pytest.importorskip("playwright.sync_api", reason="requirements.txt installs it")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LANGS = list(yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["languages"])
 LIMIT = 150_000  # bytes of one explorer's payload
 DECIMAL = {"en": ".", "fr": ",", "it": ","}

@@ -22,7 +22,7 @@ from test_quiz import sample
 
 pytest.importorskip("playwright.sync_api", reason="requirements.txt installs it")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted(p.stem for p in (ROOT / "book" / "en").glob("[0-9][0-9]_*.ipynb"))
 LANGS = ("en", "fr", "it")
 # The package's English texts a French or Italian reader must never see in a quiz.

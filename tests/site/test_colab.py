@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / "_build" / "colab"
 CHAPTERS = sorted(p.stem for p in (ROOT / "book" / "en").glob("*.ipynb"))
 # Colab's versions (googlecolab/backend-info, 2026-08) that the simulation must reproduce.

@@ -15,7 +15,7 @@ import torch
 import transformer_course as tc
 from transformer_course import quiz as q
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = re.compile(r"\d\d_.*\.html")
 
 

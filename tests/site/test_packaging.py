@@ -1,6 +1,6 @@
 """The package's metadata, its page on the package index, and what its sdist ships (the
 build itself, a fresh environment and the tests against the installed wheel are in
-tests/test_wheel.py)."""
+tests/site/test_wheel.py)."""
 
 import re
 from pathlib import Path
@@ -10,22 +10,8 @@ import yaml
 
 import transformer_course as tc
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-# The test modules that need a full checkout (the book, the built site, a browser, the
-# repository's files): they stay out of the sdist, whose tests must run without them.
-CHECKOUT_ONLY = {
-    "test_browser.py", "test_colab.py", "test_explorers_browser.py", "test_glossary.py",
-    "test_i18n.py", "test_packaging.py", "test_repository.py", "test_site.py",
-    "test_typography.py", "test_wheel.py",
-    # the built site, the book's notebooks, tools/ or the browser helpers
-    "test_diagrams.py", "test_diagrams_browser.py", "test_diagrams_site.py", "test_kernels.py",
-    "test_lean_pages.py", "test_links.py", "test_lm_explorer.py", "test_lm_explorer_site.py",
-    "test_page_language.py", "test_quiz.py", "test_quiz_browser.py", "test_streams_build.py",
-    "test_style.py",
-    # the decks, the PDFs and the quizzes' progress, built by tools/ (make book)
-    "test_book_pdf.py", "test_decks.py", "test_progress_browser.py", "test_maths_build.py",
-}
 
 
 def index_page() -> str:
@@ -101,17 +87,20 @@ def test_the_ten_line_tour_runs_and_says_true_things(capsys):
 
 
 def test_every_test_module_is_in_the_sdist_or_needs_the_checkout():
+    """tests/unit/ holds the package's own tests, which the sdist ships (with the shared
+    tests/conftest.py); tests/site/ holds those that need the book, the built site, a browser,
+    tools/ or the repository, and stays out. No test module lives anywhere else."""
     manifest = (ROOT / "MANIFEST.in").read_text(encoding="utf-8")
-    patterns = [p.removeprefix("tests/") for line in manifest.splitlines()
-                if line.startswith("include ") for p in line.split()[1:]
-                if p.startswith("tests/")]
-    shipped = {p.name for p in (ROOT / "tests").glob("*.py")
-               if any(Path(p.name).match(pattern) for pattern in patterns)}
-    modules = {p.name for p in (ROOT / "tests").glob("test_*.py")}
-    assert "conftest.py" in shipped and not shipped & CHECKOUT_ONLY
-    missing = modules - shipped - CHECKOUT_ONLY
-    assert not missing, (f"{sorted(missing)}: add them to MANIFEST.in (package tests) or to "
-                         "CHECKOUT_ONLY here (they need the book, the site or the repository)")
+    rules = [line.split() for line in manifest.splitlines()
+             if line.strip() and not line.startswith("#")]
+    assert ["prune", "tests"] in rules and ["include", "tests/conftest.py"] in rules
+    assert ["recursive-include", "tests/unit", "*.py"] in rules
+    assert not any("tests/site" in word for rule in rules for word in rule)
+    tests = ROOT / "tests"
+    assert sorted(p.name for p in tests.glob("*.py")) == ["conftest.py"]
+    unit = {p.name for p in (tests / "unit").glob("*.py")}
+    site = {p.name for p in (tests / "site").glob("*.py")}
+    assert "test_generation.py" in unit and "test_wheel.py" in site and not unit & site
     assert not re.search(r"^\s*(exclude|global-exclude)\b", manifest, re.M)
 
 

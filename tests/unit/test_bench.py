@@ -56,7 +56,7 @@ def test_cli_help(capsys):
 
 def test_generate_benchmark_uses_chapter_10s_model():
     """`bench generate` measures the model that chapter 10 trains, in every language."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     if not (root / "book").is_dir():
         pytest.skip("needs the chapters of a checkout (the sdist ships the package's tests only)")
     for lang in ("en", "fr", "it"):
@@ -72,7 +72,7 @@ def test_generate_benchmark_uses_chapter_10s_model():
 
 def _chapter_8_fit_call(lang):
     """The keywords of the dates lab's training.fit call in chapter 8, and its batch size."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     cells = json.loads((root / "book" / lang / "08_decoder.ipynb").read_text())["cells"]
     sources = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
     lab = [s for s in sources if "dates_model = tc.Transformer(" in s]
@@ -89,7 +89,7 @@ def _chapter_8_fit_call(lang):
 
 def test_bench_dates_measures_chapter_8s_recipe():
     """`bench dates` trains the model and the recipe of chapter 8's lab, in every language."""
-    if not (Path(__file__).resolve().parent.parent / "book").is_dir():
+    if not (Path(__file__).resolve().parents[2] / "book").is_dir():
         pytest.skip("needs the chapters of a checkout (the sdist ships the package's tests only)")
     for lang in ("en", "fr", "it"):
         keywords, config, batches = _chapter_8_fit_call(lang)
@@ -155,7 +155,7 @@ def test_bench_classifier_small_runs_and_reports_its_ratio():
 def test_classifier_benchmark_uses_chapter_7s_lab():
     """`bench classifier` measures the model and the batches of chapter 7's sentiment lab
     (the cell that trains to 99%), in every language."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     if not (root / "book").is_dir():
         pytest.skip("needs the chapters of a checkout (the sdist ships the package's tests only)")
     for lang in ("en", "fr", "it"):

@@ -1,6 +1,7 @@
 """The explorers, Python side: the tensors they hand to the page are the package's, any β is
 finite, bad input is named, the HTML is self-contained and small, every text goes through the
-catalogs, and the kernel-only text box works (tests/test_explorers_browser.py drives the page)."""
+catalogs, and the kernel-only text box works (tests/site/test_explorers_browser.py drives the
+page)."""
 
 import json
 import math

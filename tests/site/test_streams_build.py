@@ -9,7 +9,7 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools" / "sphinxext"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "sphinxext"))
 import coursebook_streams as streams
 from myst_nb.core import render
 

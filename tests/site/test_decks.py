@@ -15,7 +15,7 @@ import pytest
 import yaml
 from pypdf import PdfReader
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import build_decks  # noqa: E402
 

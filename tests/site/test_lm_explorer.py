@@ -6,7 +6,7 @@ Italian, with and without the KV cache, for every setting a reader can pick.
 The models are seeded and untrained, with weights spread wider than the default
 initialisation so that the logits and the attention rows are far from uniform (training
 would add nothing to these checks), except one test that trains briefly to compare the
-page's greedy text with LanguageModel.generate. tests/test_lm_explorer_site.py checks the
+page's greedy text with LanguageModel.generate. tests/site/test_lm_explorer_site.py checks the
 explorer of the built chapter 10 pages."""
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def test_weights_rebuild_the_model(tokenizers, models, fmt):
         assert entry["shape"] == list(model.state_dict()[key].shape)
         assert entry["dtype"] == ("int8" if fmt == "int8" and len(entry["shape"]) == 2
                                   else "float32" if fmt == "float32" else "float16")
-    ours = rebuild(weights)  # tests/lm_pages.py decodes it with struct, independently
+    ours = rebuild(weights)  # tests/site/lm_pages.py decodes it with struct, independently
     theirs = lm_module.model_from_weights(weights)
     for key, value in model.state_dict().items():
         got = ours.state_dict()[key]
@@ -171,7 +171,7 @@ def test_chapter_model_payload_is_small(tokenizers, record_property):
 
 
 def test_write_follows_the_pages_rule(tokenizers, models):
-    """LMExplorer.write against the rule written again in tests/lm_pages.py."""
+    """LMExplorer.write against the rule written again in tests/site/lm_pages.py."""
     from lm_pages import pick, uniform
 
     tok, model = tokenizers["en"], models["en"]

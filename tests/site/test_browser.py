@@ -10,7 +10,7 @@ import yaml
 
 pytest.importorskip("playwright.sync_api", reason="requirements.txt installs it")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LANGS = list(yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["languages"])
 PAGES = sorted(p.stem for p in (ROOT / "book" / "en").iterdir() if p.suffix in (".md", ".ipynb"))
 # What a page may transfer on first load (DESIGN section 7): the page, its scripts, styles,
@@ -75,7 +75,7 @@ def operate(explorer, control, label):
 
 
 # For each chapter with an explorer: the controls to operate, in order. Every step must
-# change the picture, with no kernel behind the page (tests/test_explorers_browser.py checks
+# change the picture, with no kernel behind the page (tests/site/test_explorers_browser.py checks
 # the numbers against PyTorch).
 EXPLORERS = {
     "02_self_attention": [("key", "End"), ("key", "Home"), ("check", None)],

@@ -12,7 +12,7 @@ from pathlib import Path
 from babel.messages.extract import extract_from_file
 from babel.messages.pofile import read_po
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LOCALE = ROOT / "src" / "transformer_course" / "locale"
 SOURCE = ROOT / "src" / "transformer_course" / "reader" / "diagrams.py"
 LIMIT = 40_000  # bytes of one diagram's HTML (style, drawing, texts and script)

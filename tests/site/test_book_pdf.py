@@ -15,7 +15,7 @@ import pytest
 import yaml
 from pypdf import PdfReader
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LANGS = list(yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["languages"])
 TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
 CHAPTERS = [e["file"] for e in TOC["chapters"] if re.match(r"\d\d_", e["file"])]

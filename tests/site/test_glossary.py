@@ -12,7 +12,7 @@
   sentence.
 
 The reading of the book's sources (``passages``, ``Masked``) is shared with
-tests/test_style.py, which checks the style sheet (book/style.yml) on the same passages.
+tests/site/test_style.py, which checks the style sheet (book/style.yml) on the same passages.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GLOSSARY_PATH = ROOT / "book" / "glossary.yml"
 DATA = yaml.safe_load(GLOSSARY_PATH.read_text(encoding="utf-8"))
 LANGS = ("en", "fr", "it")
@@ -572,7 +572,7 @@ def test_chapters_use_the_preferred_terms(lang):
     assert not findings, report(f"{lang}: terms the glossary avoids", findings)
 
 
-if __name__ == "__main__":  # list the drift: python tests/test_glossary.py [LANG ...]
+if __name__ == "__main__":  # list the drift: python tests/site/test_glossary.py [LANG ...]
     for code in sys.argv[1:] or LANGS:
         for finding in terminology_findings(code):
             print(finding)

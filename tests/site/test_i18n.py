@@ -15,7 +15,7 @@ import transformer_course as tc
 from pages import visible_text
 from transformer_course import i18n
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LOCALE = ROOT / "src" / "transformer_course" / "locale"
 TRANSLATED = ("fr", "it")
 PLACEHOLDER = re.compile(r"\{(\w*)[^{}]*\}")

@@ -4,7 +4,7 @@ meets them.
 * The sheet is well formed, and every rule it lists has a check here (a rule without one
   fails, and so does a check that finds nothing in an example that breaks its rule).
 * The sources: the prose of the notebooks' markdown cells and of the .md pages, the decks'
-  texts, the quizzes' texts and the code's comments (read by tests/test_glossary.py's
+  texts, the quizzes' texts and the code's comments (read by tests/site/test_glossary.py's
   ``passages``, with the file's line of every character).
 * The built pages, _build/html/<lang>/*.html: the cells' outputs, the explorers' and
   quizzes' number formats, the quizzes' texts.
@@ -15,7 +15,7 @@ A failure names the file and line (or the page), the rule and the offending text
     book/fr/07_encoder.ipynb:1234 (cell 07-014, prose): [fr.thousands] '4000' (write 4 000,
     with U+202F) in: ... chauffe de 4000 pas ...
 
-``python tests/test_style.py [LANG ...]`` lists every finding of the sources.
+``python tests/site/test_style.py [LANG ...]`` lists every finding of the sources.
 """
 
 from __future__ import annotations
@@ -811,7 +811,8 @@ def test_the_package_messages_agree_with_their_numbers():
     assert not findings, report("package messages that break the singular below 2", findings)
 
 
-if __name__ == "__main__":  # python tests/test_style.py [LANG ...]: every finding of the sources
+# python tests/site/test_style.py [LANG ...]: every finding of the sources
+if __name__ == "__main__":
     for code in sys.argv[1:] or LANGS:
         for case in rules(code):
             if case in SOURCE_CHECKS:

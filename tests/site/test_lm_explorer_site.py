@@ -3,7 +3,7 @@ the network cut: the model that the chapter trained on that language's prose run
 page, and for several prompts and steps its logits and attention rows are PyTorch's for the
 weights embedded in the page; it writes the same text with and without the KV cache, twice
 with the same seed, the argmax at T = 0 and with top-k = 1; no page error, no English on the
-French and Italian pages. tests/test_lm_explorer.py checks the explorer itself."""
+French and Italian pages. tests/site/test_lm_explorer.py checks the explorer itself."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from transformer_course.reader import lm_explorer as lm_module
 
 pytest.importorskip("playwright.sync_api", reason="requirements.txt installs it")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LANGS = list(yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["languages"])
 PAGE = "10_language_models"
 WEIGHTS_LIMIT = 300_000

@@ -21,7 +21,7 @@ from diagramming import LIMIT, english_in, english_words, fragments, models, vis
 from transformer_course import diagrams
 from transformer_course.diagrams import SECTIONS, Diagram, section_href
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LANGS = ("en", "fr", "it")
 ATTENTION = {"self_attention", "masked_self_attention", "cross_attention"}
 NORMS = {"add_norm", "norm"}

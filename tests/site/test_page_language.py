@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools" / "sphinxext"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "sphinxext"))
 from coursebook import CHROME
 
 TRANSLATED = ("fr", "it")

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools" / "sphinxext"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "sphinxext"))
 from coursebook_kernels import use_private_ipc_kernels
 
 pytestmark = pytest.mark.skipif(sys.platform.startswith("win"), reason="no IPC on Windows")
@@ -57,7 +57,7 @@ def test_the_lying_clock_breaks_a_claim_on_timings(tmp_path, monkeypatch):
     use_private_ipc_kernels()
     startup = tmp_path / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True)
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     shutil.copy2(root / "tools" / "colab" / "lying_clock.py", startup / "01-lying-clock.py")
     code = (
         "import time, transformer_course as tc\n"

@@ -353,7 +353,7 @@ def test_huge_beta_raises_at_the_door_or_tends_to_hard_attention():
 
 
 def test_a_training_forward_does_not_look_at_the_values():
-    """A training forward reads nothing on the host (tests/test_no_sync.py), so the size
+    """A training forward reads nothing on the host (tests/unit/test_no_sync.py), so the size
     check is made outside training only: the same input passes the door there."""
     layer = tc.EncoderLayer(8, 2, 16, dropout=0.0).double()
     x = torch.full((1, 2, 8), 1e200, dtype=torch.float64)
