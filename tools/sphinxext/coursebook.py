@@ -84,7 +84,19 @@ CHROME: dict[str, dict[str, str]] = {
         "footer": "© 2026 The Attention & Transformers course · MIT licence",
     },
 }
-# sphinx-copybutton has no Italian messages: they are added to its script on Italian sites.
+# The themes' own Italian speaks to one reader (tu: «Torna in alto»); the book says voi.
+ITALIAN_VOI: dict[str, str] = {
+    "Passa ai contenuti principali": "Passate al contenuto principale",
+    "Torna in alto": "Tornate in alto",
+    "Cerca": "Cercate",
+    "Cerca nel libro...": "Cercate nel libro…",
+    "Scarica il file sorgente": "Scaricate il file sorgente",
+    "Scarica il file del taccuino": "Scaricate il notebook",
+    "Scarica questa pagina": "Scaricate questa pagina",
+    "Clicca per mostrare": "Cliccate per mostrare",
+    "Clicca per nascondere": "Cliccate per nascondere",
+}
+# sphinx-copybutton's Italian, in the voi form, replaces its own on Italian sites.
 COPYBUTTON_IT = """  'it' : {
     'copy': 'Copiate',
     'copy_to_clipboard': 'Copiate negli appunti',
@@ -179,7 +191,10 @@ def _localise_chrome(app: Sphinx, exception: Exception | None) -> None:
     if language == "en":
         return
     table = {en: text for en, text in chrome(language).items() if en != "footer" and en != text}
-    pattern = re.compile("(\"|>)(" + "|".join(re.escape(en) for en in table) + ")(\"|<)")
+    if language == "it":
+        table.update(ITALIAN_VOI)
+    # A string is a whole attribute value, element text or JavaScript string literal.
+    pattern = re.compile("([\"'>])(" + "|".join(re.escape(en) for en in table) + ")([\"'<])")
     outdir = Path(app.outdir)
     for page in outdir.rglob("*.html"):
         html = page.read_text(encoding="utf-8")
@@ -189,7 +204,9 @@ def _localise_chrome(app: Sphinx, exception: Exception | None) -> None:
     script = outdir / "_static" / "copybutton.js"
     if language == "it" and script.exists():
         text = script.read_text(encoding="utf-8")
-        if "'it'" not in text and "const messages = {\n" in text:
+        # Newer releases ship Italian in the tu form ('Copiare'): ours replaces it.
+        text = re.sub(r"  'it' : \{[^}]*\},?\n", "", text)
+        if "const messages = {\n" in text:
             script.write_text(text.replace("const messages = {\n",
                                            "const messages = {\n" + COPYBUTTON_IT, 1),
                               encoding="utf-8")
