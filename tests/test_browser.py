@@ -1,12 +1,15 @@
 """The built site in headless Chromium with the network cut: every request outside
 127.0.0.1 is blocked and counted. Pages must load with zero blocked requests and zero page
-errors, render their maths, and keep their widgets and bertviz views working."""
+errors, render their maths, pass axe-core's WCAG A and AA rules (auditing.py), and keep their
+widgets and bertviz views working."""
 
 import json
 from pathlib import Path
 
 import pytest
 import yaml
+
+from auditing import assert_accessible
 
 pytest.importorskip("playwright.sync_api", reason="requirements.txt installs it")
 
@@ -54,6 +57,17 @@ def test_page_works_offline(visit, lang, page):
     total = sum(size for _, size, _ in loaded)
     assert 0 < total <= FIRST_LOAD_BYTES, (
         f"{lang}/{page} transfers {total:,} bytes on first load; the largest: {loaded[:5]}")
+    assert_accessible(v.page, f"{lang}/{page}")  # in the same visit: only axe's own time
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_index_and_search_pages_pass_the_audit(visit, lang):
+    """The index of terms and the search page, which Sphinx writes beside the chapters."""
+    for page in ("genindex", "search"):
+        v = visit(f"{lang}/{page}.html")
+        assert v.blocked == [] and v.real_errors == [] and v.console == [], (
+            page, v.blocked, v.real_errors, v.console)
+        assert_accessible(v.page, f"{lang}/{page}")
 
 
 def visible_picture(explorer):

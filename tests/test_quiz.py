@@ -167,18 +167,23 @@ def test_texts_keep_maths_readable_without_mathjax():
 
 
 def test_an_option_with_a_formula_is_named_by_its_reading():
-    """The book draws formulas at build time, and a drawn formula names no button: an option
-    with maths carries its Unicode reading as its name; a plain option is named by its text."""
+    """The book draws formulas at build time, and a drawn formula names no button: in an
+    option, each formula is an image named by its Unicode reading, and the button is named by
+    its content (which holds its visible text, WCAG 2.5.3), never by an aria-label."""
     quiz = q.Quiz(language="en")
     options = ["$\\boldsymbol{x}_3$", "The mean of $\\beta \\to 0$ and `tc.attention`",
                "**None** of them"]
-    quiz.single("Which one?", options,
-                answer=0, explanation="Because.", href="#a")
-    buttons = re.findall(r'<button type="button" class="tc-option"[^>]*>', quiz.html())
+    quiz.single("Which one? $x$", options,
+                answer=0, explanation="Because $y$.", href="#a")
+    page = quiz.html()
+    buttons = re.findall(r'<button type="button" class="tc-option".*?</button>', page, re.S)
     assert len(buttons) == 3
-    assert 'aria-label="x3"' in buttons[0]
-    assert 'aria-label="The mean of β→0 and tc.attention"' in buttons[1]
+    assert all("aria-label" not in b.split(">", 1)[0] for b in buttons), buttons
+    assert 'data-tex="\\boldsymbol{x}_3" role="img" aria-label="x3">' in buttons[0]
+    assert 'role="img" aria-label="β→0">' in buttons[1]
+    assert "<code>tc.attention</code>" in buttons[1]
     assert "aria-label" not in buttons[2]
+    assert page.count('role="img"') == 2  # the question's and the explanation's maths: none
 
 
 @pytest.mark.parametrize("lang, decimal, answer", [

@@ -355,16 +355,19 @@ def _tex_html(tex: str) -> str:
 _MARKUP = re.compile(r"(?<!\\)\$(.+?)(?<!\\)\$|`([^`]+)`", re.S)
 
 
-def _markup(text: str) -> str:
+def _markup(text: str, *, named: bool = False) -> str:
     """A text as HTML: ``$maths$`` in a ``span.tc-math`` (its TeX in ``data-tex``, its
     content readable without MathJax), ```code``` in ``<code>``, ``**strong**`` and
-    ``*emphasis*``, the rest escaped."""
+    ``*emphasis*``, the rest escaped. ``named``: each formula is also an image named by its
+    Unicode reading, for a text that names a button (see ``_reading``)."""
     out, at = [], 0
     for match in _MARKUP.finditer(text):
         out.append(_emphasis(text[at:match.start()]))
         if match.group(1) is not None:
             tex = match.group(1).strip()
-            out.append(f'<span class="tc-math" data-tex="{_html.escape(tex)}">'
+            name = (f' role="img" aria-label="{_html.escape(_reading(tex))}"' if named
+                    else "")
+            out.append(f'<span class="tc-math" data-tex="{_html.escape(tex)}"{name}>'
                        f"{_tex_html(tex)}</span>")
         else:
             out.append(f"<code>{_html.escape(match.group(2))}</code>")
@@ -373,17 +376,13 @@ def _markup(text: str) -> str:
     return "".join(out)
 
 
-def _spoken(text: str) -> str:
-    """A text as a screen reader should hear it when it names a button: ``$maths$`` as its
-    Unicode reading (the book draws formulas at build time, and a drawn formula gives a
-    button no name), ```code``` and emphasis as plain words."""
-    def plain(match: re.Match) -> str:
-        if match.group(1) is None:
-            return match.group(2)
-        return _html.unescape(re.sub(r"<[^>]+>", "", _tex_html(match.group(1).strip())))
-
-    words = _MARKUP.sub(plain, text).replace("\\$", "$")
-    return " ".join(re.sub(r"\*\*?(\S(?:.*?\S)?)\*\*?", r"\1", words).split())
+def _reading(tex: str) -> str:
+    """A formula's Unicode reading (``x3``, ``β→0``), the name of its image in a button: the
+    book draws formulas at build time and MathJax draws them in Jupyter, and a drawn formula
+    gives a button no name (the MathML that MathJax adds for screen readers does not count).
+    The button is then named by its content, text and formulas read, which holds its
+    visible text (WCAG 2.5.3, label in name), as an aria-label on the button would not."""
+    return _html.unescape(re.sub(r"<[^>]+>", "", _tex_html(tex)))
 
 
 def _with_answer(text: str, written: str) -> str:
@@ -804,13 +803,9 @@ class Quiz(HtmlOutput):
                 if q.kind == "picture":
                     content = (f'<span class="tc-letter">{option}</span>{q.pictures[i]}')
                 else:
-                    content = _markup(option)
-                # an option with a formula is named by its reading (a drawn formula is none)
-                name = (f' aria-label="{_html.escape(_spoken(option))}"'
-                        if q.kind != "picture" and _MARKUP.search(option)
-                        and "$" in option else "")
+                    content = _markup(option, named=True)  # its formulas read (_reading)
                 parts.append(f'<button type="button" class="tc-option" data-option="{i}" '
-                             f'aria-pressed="false"{name}>{content}</button>')
+                             f'aria-pressed="false">{content}</button>')
             parts.append("</div>")
             if q.kind == "multiple":
                 parts.append(f'<button type="button" class="tc-check">{check}</button>')

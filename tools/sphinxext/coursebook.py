@@ -212,18 +212,23 @@ def _localise_chrome(app: Sphinx, exception: Exception | None) -> None:
                               encoding="utf-8")
 
 
-# The theme's search field is a button whose visible text ("Search", then Ctrl+K) is its
-# name; its aria-label gave it another one (WCAG 2.5.3, label in name): the label goes.
-SEARCH_FIELD_LABEL = re.compile(
-    r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="[^"]*"')
+# Controls whose visible text is their name, but whose aria-label gave them another one
+# (WCAG 2.5.3, label in name; axe: label-content-name-mismatch): the label goes.
+# - the theme's search field, a button that shows "Search", then Ctrl+K;
+# - myst-nb's toggle of a hidden cell's code, a <summary> that shows "Show code cell source"
+#   (or "Hide ..." when open: CSS hides the other line) and was labelled "Toggle hidden
+#   content".
+NAMED_BY_THEIR_TEXT = re.compile(
+    r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="[^"]*"'
+    r'|(<summary) aria-label="[^"]*"(>\s*<p class="collapsed admonition-title">)')
 
 
-def _name_search_fields(app: Sphinx, exception: Exception | None) -> None:
+def _name_by_visible_text(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     for page in Path(app.outdir).rglob("*.html"):
         text = page.read_text(encoding="utf-8")
-        new = SEARCH_FIELD_LABEL.sub(r"\1", text)
+        new = NAMED_BY_THEIR_TEXT.sub(lambda m: m.group(1) or m.group(2) + m.group(3), text)
         if new != text:
             page.write_text(new, encoding="utf-8")
 
@@ -245,5 +250,5 @@ def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _copy_vendor)
     app.connect("build-finished", _localise_chrome)
-    app.connect("build-finished", _name_search_fields)
+    app.connect("build-finished", _name_by_visible_text)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
