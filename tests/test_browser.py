@@ -194,3 +194,21 @@ def test_a_formula_wider_than_a_phone_scrolls_with_the_keyboard(browser, server,
         v.page.wait_for_function("b => b.scrollLeft > 0", arg=wide.element_handle(),
                                  timeout=120_000)
         v.close()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_page_fits_a_phone_without_scrolling_sideways(browser, server, lang):
+    """At 320 CSS pixels (WCAG 1.4.10, reflow) a page scrolls only downwards: the header's
+    language links and buttons wrap onto a second row, long code words and headings wrap,
+    and what is wider (code, tables, formulas) scrolls inside its own box."""
+    from browsing import Visit
+
+    for page in ("index", "04_multi_head_attention", "10_language_models"):
+        v = Visit(browser, server, f"{lang}/{page}.html", viewport={"width": 320, "height": 800})
+        width = v.page.evaluate("() => document.documentElement.scrollWidth")
+        header = v.page.evaluate("""() => [...document.querySelectorAll(
+            '.bd-header-article button, .bd-header-article a')].map(e => e.getBoundingClientRect())
+            .filter(r => r.width > 0).every(r => r.top >= 0 && r.right <= 320)""")
+        v.close()
+        assert width <= 320, f"{lang}/{page}.html is {width} px wide on a 320 px screen"
+        assert header, f"{lang}/{page}.html: a header button lies outside a 320 px screen"

@@ -3,6 +3,7 @@ reader's number formats, and every numeric key of the built chapters recomputed.
 
 from __future__ import annotations
 
+import html as html_module
 import json
 import math
 import os
@@ -307,3 +308,24 @@ def test_the_progress_table_names_bad_chapters(chapters, words):
         tc.quiz.progress_table(chapters)
     with pytest.raises(ValueError, match="language"):
         tc.quiz.progress_table([("01_attention", "1. Attention")], language="de")
+
+
+@pytest.mark.parametrize(("lang", "names"), [
+    ("en", ["picture A. Row a: b 100%. Row b: a 50%, b 50%.",
+            "picture B. Row a: a, b. Row b: nothing."]),
+    ("fr", ["image A. Ligne a : b 100\u00a0%. Ligne b : a 50\u00a0%, b 50\u00a0%.",
+            "image B. Ligne a : a, b. Ligne b : rien."]),
+    ("it", ["immagine A. Riga a: b 100%. Riga b: a 50%, b 50%.",
+            "immagine B. Riga a: a, b. Riga b: niente."]),
+])
+def test_a_picture_option_says_what_it_shows_to_a_screen_reader(lang, names):
+    """A picture's name ("picture A") alone leaves a blind reader nothing to answer with
+    (issue 30): each option names every row's keys and weights, a mask its keys."""
+    quiz = q.Quiz(language=lang)
+    quiz.picture("Which map?", [torch.tensor([[0.0, 1.0], [0.5, 0.5]]),
+                                torch.tensor([[1.0, 1.0], [0.0, 0.0]])], 0, tokens=["a", "b"],
+                 explanation="The first.", href="#maps")
+    html = quiz.html()
+    labels = [html_module.unescape(label) for label in re.findall(r'<svg class="tc-picture"[^>]*'
+                                                                  r'aria-label="([^"]*)"', html)]
+    assert labels == names

@@ -69,7 +69,7 @@ from typing import Any
 import torch
 
 from ._page import HtmlOutput, asset, inline_json, number_format
-from .i18n import LANGUAGES, format_number, get_language, set_language
+from .i18n import LANGUAGES, format_number, format_percent, get_language, set_language
 from .i18n import gettext as _
 
 __all__ = [
@@ -491,6 +491,30 @@ def picture_svg(weights: torch.Tensor, tokens: Sequence[str] | None = None, *,
     return "".join(parts)
 
 
+def _describe_map(values: torch.Tensor, tokens: Sequence[str] | None) -> str:
+    """What a picture shows, in words, for a reader who cannot see it: each row's keys with
+    their values (percentages for weights, numbers above 1), zeros left out, or the keys
+    alone for a mask of 0 and 1."""
+    rows, cols = values.shape
+    keys = _check_tokens(tokens, cols) if tokens is not None else [
+        _("key {index}").format(index=j + 1) for j in range(cols)]
+    queries = keys if tokens is not None and rows == cols else [str(i + 1) for i in range(rows)]
+    mask = bool(((values == 0) | (values == 1)).all())
+    weights = bool((values <= 1).all())
+    sentences = []
+    for i in range(rows):
+        cells = [(keys[j], float(values[i, j])) for j in range(cols) if values[i, j] != 0]
+        if not cells:
+            text = _("nothing")
+        elif mask:
+            text = ", ".join(key for key, _value in cells)
+        else:
+            text = ", ".join(f"{key} {format_percent(v, 0) if weights else format_number(v)}"
+                             for key, v in cells)
+        sentences.append(_("Row {query}: {keys}.").format(query=queries[i], keys=text))
+    return " ".join(sentences)
+
+
 def _check_tokens(tokens: object, count: int) -> list[str]:
     if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Sequence):
         raise TypeError(f"tokens must be a list of str, got {type(tokens).__name__}")
@@ -730,8 +754,10 @@ class Quiz(HtmlOutput):
         question.feedback = _check_feedback(feedback, len(maps))
         question.options = [_letter(i) for i in range(len(maps))]
         with _language(self.language):
-            question.pictures = [picture_svg(m, tokens, label=_("picture {letter}").format(
-                letter=_letter(i))) for i, m in enumerate(maps)]
+            question.pictures = [
+                picture_svg(m, tokens, label=_("picture {letter}").format(letter=_letter(i))
+                            + ". " + _describe_map(m, tokens))
+                for i, m in enumerate(maps)]
         return self._add(question)
 
     # --- the page -------------------------------------------------------------------------------
