@@ -349,7 +349,8 @@ def _quiz_html(where: str, outputs: str, questions: list[int]) -> str:
     return '<div class="deck-quiz">' + _QUESTION.sub(keep, outputs) + "</div>"
 
 
-_QUIZ_MATH = re.compile(r'(<span class="tc-math" data-tex="([^"]*)">)(.*?)(</span>)', re.S)
+# with its other attributes (in an option, the package names it: role="img" aria-label=...)
+_QUIZ_MATH = re.compile(r'(<span class="tc-math" data-tex="([^"]*)"[^>]*>)(.*?)(</span>)', re.S)
 
 
 def _quiz_maths(outputs: str, maths: Maths) -> str:

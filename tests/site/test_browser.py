@@ -1,12 +1,15 @@
 """The built site in headless Chromium with the network cut: every request outside
 127.0.0.1 is blocked and counted. Pages must load with zero blocked requests and zero page
-errors, render their maths, and keep their widgets and bertviz views working."""
+errors, render their maths, pass axe-core's WCAG A and AA rules (auditing.py), and keep their
+widgets and bertviz views working."""
 
 import json
 from pathlib import Path
 
 import pytest
 import yaml
+
+from auditing import assert_accessible
 
 pytest.importorskip("playwright.sync_api", reason="requirements.txt installs it")
 
@@ -54,6 +57,17 @@ def test_page_works_offline(visit, lang, page):
     total = sum(size for _, size, _ in loaded)
     assert 0 < total <= FIRST_LOAD_BYTES, (
         f"{lang}/{page} transfers {total:,} bytes on first load; the largest: {loaded[:5]}")
+    assert_accessible(v.page, f"{lang}/{page}")  # in the same visit: only axe's own time
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_index_and_search_pages_pass_the_audit(visit, lang):
+    """The index of terms and the search page, which Sphinx writes beside the chapters."""
+    for page in ("genindex", "search"):
+        v = visit(f"{lang}/{page}.html")
+        assert v.blocked == [] and v.real_errors == [] and v.console == [], (
+            page, v.blocked, v.real_errors, v.console)
+        assert_accessible(v.page, f"{lang}/{page}")
 
 
 def visible_picture(explorer):
@@ -180,3 +194,21 @@ def test_a_formula_wider_than_a_phone_scrolls_with_the_keyboard(browser, server,
         v.page.wait_for_function("b => b.scrollLeft > 0", arg=wide.element_handle(),
                                  timeout=120_000)
         v.close()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_page_fits_a_phone_without_scrolling_sideways(browser, server, lang):
+    """At 320 CSS pixels (WCAG 1.4.10, reflow) a page scrolls only downwards: the header's
+    language links and buttons wrap onto a second row, long code words and headings wrap,
+    and what is wider (code, tables, formulas) scrolls inside its own box."""
+    from browsing import Visit
+
+    for page in ("index", "04_multi_head_attention", "10_language_models"):
+        v = Visit(browser, server, f"{lang}/{page}.html", viewport={"width": 320, "height": 800})
+        width = v.page.evaluate("() => document.documentElement.scrollWidth")
+        header = v.page.evaluate("""() => [...document.querySelectorAll(
+            '.bd-header-article button, .bd-header-article a')].map(e => e.getBoundingClientRect())
+            .filter(r => r.width > 0).every(r => r.top >= 0 && r.right <= 320)""")
+        v.close()
+        assert width <= 320, f"{lang}/{page}.html is {width} px wide on a 320 px screen"
+        assert header, f"{lang}/{page}.html: a header button lies outside a 320 px screen"

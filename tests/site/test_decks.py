@@ -1,7 +1,8 @@
 """The chapters' decks: marks in the notebooks (the same in the three languages), the builder's
 messages for malformed marks, and the decks and their PDFs that `make book` wrote, opened in
 Chromium with the network cut: enough slides, speaker notes, maths typeset, keyboard
-navigation, no page error, explorers that compute what PyTorch computes, a small transfer."""
+navigation, no page error, axe-core's WCAG A and AA rules (auditing.py), explorers that compute
+what PyTorch computes, a small transfer."""
 
 from __future__ import annotations
 
@@ -208,8 +209,11 @@ def _go_to(v, selector: str) -> int:
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("name", CHAPTERS)
 def test_a_deck_opens_offline_and_moves_with_the_keyboard(visit, lang, name):
+    from auditing import assert_accessible
+
     v = _open_deck(visit, lang, name)
     page = v.page
+    assert_accessible(page, f"{lang}/slides/{name}")  # the whole deck, on its first slide
     assert page.evaluate("Reveal.getConfig().width / Reveal.getConfig().height") == \
         pytest.approx(16 / 9, rel=1e-3)
     total = page.evaluate("Reveal.getTotalSlides()")

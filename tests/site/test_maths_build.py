@@ -20,6 +20,8 @@ PAGE = """<html><head>
 <div class="math notranslate nohighlight" id="equation-x">
 \\[\\sum_j a_j = 1 \\quad\\text{and}\\quad a &lt; 2\\]</div>
 <p class="tc-q-text">With <span class="tc-math" data-tex="\\beta = 1"><i>β</i> = 1</span>, what?</p>
+<button class="tc-option"><span class="tc-math" data-tex="x_3" role="img" aria-label="x3">
+x<sub>3</sub></span></button>
 <pre>print("\\\\(not maths\\\\)")</pre>
 </body></html>"""
 
@@ -27,10 +29,14 @@ PAGE = """<html><head>
 def test_every_formula_of_a_page_is_drawn_with_its_mathml_and_mathjax_leaves():
     wanted = sorted(maths.formulas(PAGE))
     assert wanted == [("\\beta = 1", False), ("\\sum_j a_j = 1 \\quad\\text{and}\\quad a < 2",
-                                              True), ("a_j \\geq 0", False)]
+                                              True), ("a_j \\geq 0", False), ("x_3", False)]
     css, drawn = maths.typeset(wanted, NODE_MODULES)
     out = maths.rewrite(PAGE, drawn, "_static/tc-maths.css")
-    assert out.count("<mjx-container") == 3 and out.count("<mjx-assistive-mml") == 3
+    assert out.count("<mjx-container") == 4 and out.count("<mjx-assistive-mml") == 4
+    # an option's formula keeps the name the package gave it
+    assert '<span class="tc-math" data-tex="x_3" role="img" aria-label="x3" data-tc-typeset="1">' \
+        '<mjx-container' in out
+    assert maths.rewrite(out, drawn, "_static/tc-maths.css").count("<mjx-container") == 4
     assert 'display="true"' in out  # the display formula
     assert "window.MathJax" not in out and "startup.js" not in out
     assert '<link rel="stylesheet" href="_static/tc-maths.css" />' in out

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "sphinxext"))
-from coursebook import CHROME
+from coursebook import CHROME, ITALIAN_VOI
 
 TRANSLATED = ("fr", "it")
 # Words that are English and neither French nor Italian: two of them in one piece of text
@@ -106,6 +106,21 @@ def test_no_english_interface_text(site, lang):
                          if value in CHROME_STRINGS or value in ("Main", "Language")
                          or english(value)})
         assert found == [], f"{lang}/{page.name} shows English interface text: {found[:8]}"
+
+
+def test_the_italian_interface_says_voi_as_the_book_does(site):
+    """The themes' Italian addresses one reader (tu: «Torna in alto», «Copiare»); the
+    book, its buttons and its page chrome address the readers with voi."""
+    for page in pages(site, "it"):
+        reader = read(page, "it")
+        found = sorted({t.strip() for t, _ in reader.texts if t.strip() in ITALIAN_VOI})
+        found += sorted({f"{tag}@{name}={value!r}" for tag, name, value in reader.attributes
+                         if value in ITALIAN_VOI})
+        found += [hint for hint in ("Clicca per mostrare", "Clicca per nascondere")
+                  if hint in page.read_text(encoding="utf-8")]
+        assert found == [], f"it/{page.name} speaks to one reader (tu): {found[:8]}"
+    script = (site / "it" / "_static" / "copybutton.js").read_text(encoding="utf-8")
+    assert "'copy': 'Copiate'" in script and "'Copiare'" not in script
 
 
 @pytest.mark.parametrize("lang", TRANSLATED)

@@ -3,6 +3,7 @@ reader's number formats, and every numeric key of the built chapters recomputed.
 
 from __future__ import annotations
 
+import html as html_module
 import json
 import math
 import os
@@ -167,18 +168,23 @@ def test_texts_keep_maths_readable_without_mathjax():
 
 
 def test_an_option_with_a_formula_is_named_by_its_reading():
-    """The book draws formulas at build time, and a drawn formula names no button: an option
-    with maths carries its Unicode reading as its name; a plain option is named by its text."""
+    """The book draws formulas at build time, and a drawn formula names no button: in an
+    option, each formula is an image named by its Unicode reading, and the button is named by
+    its content (which holds its visible text, WCAG 2.5.3), never by an aria-label."""
     quiz = q.Quiz(language="en")
     options = ["$\\boldsymbol{x}_3$", "The mean of $\\beta \\to 0$ and `tc.attention`",
                "**None** of them"]
-    quiz.single("Which one?", options,
-                answer=0, explanation="Because.", href="#a")
-    buttons = re.findall(r'<button type="button" class="tc-option"[^>]*>', quiz.html())
+    quiz.single("Which one? $x$", options,
+                answer=0, explanation="Because $y$.", href="#a")
+    page = quiz.html()
+    buttons = re.findall(r'<button type="button" class="tc-option".*?</button>', page, re.S)
     assert len(buttons) == 3
-    assert 'aria-label="x3"' in buttons[0]
-    assert 'aria-label="The mean of β→0 and tc.attention"' in buttons[1]
+    assert all("aria-label" not in b.split(">", 1)[0] for b in buttons), buttons
+    assert 'data-tex="\\boldsymbol{x}_3" role="img" aria-label="x3">' in buttons[0]
+    assert 'role="img" aria-label="β→0">' in buttons[1]
+    assert "<code>tc.attention</code>" in buttons[1]
     assert "aria-label" not in buttons[2]
+    assert page.count('role="img"') == 2  # the question's and the explanation's maths: none
 
 
 @pytest.mark.parametrize("lang, decimal, answer", [
@@ -302,3 +308,24 @@ def test_the_progress_table_names_bad_chapters(chapters, words):
         tc.quiz.progress_table(chapters)
     with pytest.raises(ValueError, match="language"):
         tc.quiz.progress_table([("01_attention", "1. Attention")], language="de")
+
+
+@pytest.mark.parametrize(("lang", "names"), [
+    ("en", ["picture A. Row a: b 100%. Row b: a 50%, b 50%.",
+            "picture B. Row a: a, b. Row b: nothing."]),
+    ("fr", ["image A. Ligne a : b 100\u00a0%. Ligne b : a 50\u00a0%, b 50\u00a0%.",
+            "image B. Ligne a : a, b. Ligne b : rien."]),
+    ("it", ["immagine A. Riga a: b 100%. Riga b: a 50%, b 50%.",
+            "immagine B. Riga a: a, b. Riga b: niente."]),
+])
+def test_a_picture_option_says_what_it_shows_to_a_screen_reader(lang, names):
+    """A picture's name ("picture A") alone leaves a blind reader nothing to answer with
+    (issue 30): each option names every row's keys and weights, a mask its keys."""
+    quiz = q.Quiz(language=lang)
+    quiz.picture("Which map?", [torch.tensor([[0.0, 1.0], [0.5, 0.5]]),
+                                torch.tensor([[1.0, 1.0], [0.0, 0.0]])], 0, tokens=["a", "b"],
+                 explanation="The first.", href="#maps")
+    html = quiz.html()
+    labels = [html_module.unescape(label) for label in re.findall(r'<svg class="tc-picture"[^>]*'
+                                                                  r'aria-label="([^"]*)"', html)]
+    assert labels == names

@@ -85,7 +85,19 @@ CHROME: dict[str, dict[str, str]] = {
         "footer": "© 2026 The Attention & Transformers course · MIT licence",
     },
 }
-# sphinx-copybutton has no Italian messages: they are added to its script on Italian sites.
+# The themes' own Italian speaks to one reader (tu: «Torna in alto»); the book says voi.
+ITALIAN_VOI: dict[str, str] = {
+    "Passa ai contenuti principali": "Passate al contenuto principale",
+    "Torna in alto": "Tornate in alto",
+    "Cerca": "Cercate",
+    "Cerca nel libro...": "Cercate nel libro…",
+    "Scarica il file sorgente": "Scaricate il file sorgente",
+    "Scarica il file del taccuino": "Scaricate il notebook",
+    "Scarica questa pagina": "Scaricate questa pagina",
+    "Clicca per mostrare": "Cliccate per mostrare",
+    "Clicca per nascondere": "Cliccate per nascondere",
+}
+# sphinx-copybutton's Italian, in the voi form, replaces its own on Italian sites.
 COPYBUTTON_IT = """  'it' : {
     'copy': 'Copiate',
     'copy_to_clipboard': 'Copiate negli appunti',
@@ -180,7 +192,10 @@ def _localise_chrome(app: Sphinx, exception: Exception | None) -> None:
     if language == "en":
         return
     table = {en: text for en, text in chrome(language).items() if en != "footer" and en != text}
-    pattern = re.compile("(\"|>)(" + "|".join(re.escape(en) for en in table) + ")(\"|<)")
+    if language == "it":
+        table.update(ITALIAN_VOI)
+    # A string is a whole attribute value, element text or JavaScript string literal.
+    pattern = re.compile("([\"'>])(" + "|".join(re.escape(en) for en in table) + ")([\"'<])")
     outdir = Path(app.outdir)
     for page in outdir.rglob("*.html"):
         html = page.read_text(encoding="utf-8")
@@ -190,24 +205,31 @@ def _localise_chrome(app: Sphinx, exception: Exception | None) -> None:
     script = outdir / "_static" / "copybutton.js"
     if language == "it" and script.exists():
         text = script.read_text(encoding="utf-8")
-        if "'it'" not in text and "const messages = {\n" in text:
+        # Newer releases ship Italian in the tu form ('Copiare'): ours replaces it.
+        text = re.sub(r"  'it' : \{[^}]*\},?\n", "", text)
+        if "const messages = {\n" in text:
             script.write_text(text.replace("const messages = {\n",
                                            "const messages = {\n" + COPYBUTTON_IT, 1),
                               encoding="utf-8")
 
 
-# The theme's search field is a button whose visible text ("Search", then Ctrl+K) is its
-# name; its aria-label gave it another one (WCAG 2.5.3, label in name): the label goes.
-SEARCH_FIELD_LABEL = re.compile(
-    r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="[^"]*"')
+# Controls whose visible text is their name, but whose aria-label gave them another one
+# (WCAG 2.5.3, label in name; axe: label-content-name-mismatch): the label goes.
+# - the theme's search field, a button that shows "Search", then Ctrl+K;
+# - myst-nb's toggle of a hidden cell's code, a <summary> that shows "Show code cell source"
+#   (or "Hide ..." when open: CSS hides the other line) and was labelled "Toggle hidden
+#   content".
+NAMED_BY_THEIR_TEXT = re.compile(
+    r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="[^"]*"'
+    r'|(<summary) aria-label="[^"]*"(>\s*<p class="collapsed admonition-title">)')
 
 
-def _name_search_fields(app: Sphinx, exception: Exception | None) -> None:
+def _name_by_visible_text(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     for page in Path(app.outdir).rglob("*.html"):
         text = page.read_text(encoding="utf-8")
-        new = SEARCH_FIELD_LABEL.sub(r"\1", text)
+        new = NAMED_BY_THEIR_TEXT.sub(lambda m: m.group(1) or m.group(2) + m.group(3), text)
         if new != text:
             page.write_text(new, encoding="utf-8")
 
@@ -229,5 +251,5 @@ def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _copy_vendor)
     app.connect("build-finished", _localise_chrome)
-    app.connect("build-finished", _name_search_fields)
+    app.connect("build-finished", _name_by_visible_text)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

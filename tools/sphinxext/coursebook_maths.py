@@ -40,7 +40,10 @@ FONTS = Path("mathjax") / "output" / "chtml" / "fonts" / "woff-v2"  # under _sta
 SPHINX_MATH = re.compile(r'(<(span|div) class="math notranslate nohighlight"[^>]*>)(.*?)(</\2>)',
                          re.S)
 DELIMITED = re.compile(r"\\\((.*?)\\\)|\\\[(.*?)\\\]", re.S)
-QUIZ_MATH = re.compile(r'<span class="tc-math" data-tex="([^"]*)">[^<]*(?:<(?!/span>)[^<]*)*')
+# A quiz formula not yet drawn (no data-tc-typeset), with its other attributes (in an option,
+# the package names it: role="img" aria-label="its reading"), then its Unicode text.
+QUIZ_MATH = re.compile(r'<span class="tc-math" data-tex="([^"]*)"'
+                       r'((?: (?!data-tc-typeset)[\w-]+="[^"]*")*)>[^<]*(?:<(?!/span>)[^<]*)*')
 MATHJAX_SCRIPTS = re.compile(r'\s*<script>window\.MathJax = .*?</script>'
                              r'|\s*<script[^>]*src="[^"]*_static/mathjax/[^"]*"[^>]*></script>',
                              re.S)
@@ -52,7 +55,7 @@ def formulas(page: str) -> set[tuple[str, bool]]:
     for match in SPHINX_MATH.finditer(page):
         for inline, display in DELIMITED.findall(match.group(3)):
             found.add((html.unescape(display or inline).strip(), bool(display)))
-    for tex in QUIZ_MATH.findall(page):
+    for tex, _ in QUIZ_MATH.findall(page):
         found.add((html.unescape(tex).strip(), False))
     return found
 
@@ -86,10 +89,11 @@ def rewrite(page: str, drawn: dict, stylesheet: str) -> str:
 
 
 def _quiz_span(match: re.Match, drawn: dict) -> str:
-    """A quiz formula drawn; its Unicode text (which holds no span) is dropped."""
+    """A quiz formula drawn, its attributes kept; its Unicode text (which holds no span) is
+    dropped."""
     tex = html.unescape(match.group(1)).strip()
-    return (f'<span class="tc-math" data-tex="{match.group(1)}" data-tc-typeset="1">'
-            f"{drawn[(tex, False)]}")
+    return (f'<span class="tc-math" data-tex="{match.group(1)}"{match.group(2)} '
+            f'data-tc-typeset="1">{drawn[(tex, False)]}')
 
 
 def _leftover(page: str) -> str | None:

@@ -834,7 +834,9 @@ class _Canvas:
         else:
             lines = _lines(label, w - 14, 13)
             h = BH if len(lines) == 1 else BH + 12
-            texts = "".join(
+            # a space between the lines: the block's visible text reads as words, which its
+            # name holds (WCAG 2.5.3; "multi-headself-attention" did not)
+            texts = " ".join(
                 f'<text x="{x + w / 2:g}" y="{y + h / 2 + 4.5 + 14 * (k - (len(lines) - 1) / 2):g}"'
                 f' text-anchor="middle">{html.escape(line)}</text>'
                 for k, line in enumerate(lines))

@@ -68,7 +68,7 @@ from typing import Any
 
 import torch
 
-from ..i18n import LANGUAGES, format_number, get_language, set_language
+from ..i18n import LANGUAGES, format_number, format_percent, get_language, set_language
 from ..i18n import gettext as _
 from .page import HtmlOutput, asset, inline_json, number_format
 
@@ -355,16 +355,19 @@ def _tex_html(tex: str) -> str:
 _MARKUP = re.compile(r"(?<!\\)\$(.+?)(?<!\\)\$|`([^`]+)`", re.S)
 
 
-def _markup(text: str) -> str:
+def _markup(text: str, *, named: bool = False) -> str:
     """A text as HTML: ``$maths$`` in a ``span.tc-math`` (its TeX in ``data-tex``, its
     content readable without MathJax), ```code``` in ``<code>``, ``**strong**`` and
-    ``*emphasis*``, the rest escaped."""
+    ``*emphasis*``, the rest escaped. ``named``: each formula is also an image named by its
+    Unicode reading, for a text that names a button (see ``_reading``)."""
     out, at = [], 0
     for match in _MARKUP.finditer(text):
         out.append(_emphasis(text[at:match.start()]))
         if match.group(1) is not None:
             tex = match.group(1).strip()
-            out.append(f'<span class="tc-math" data-tex="{_html.escape(tex)}">'
+            name = (f' role="img" aria-label="{_html.escape(_reading(tex))}"' if named
+                    else "")
+            out.append(f'<span class="tc-math" data-tex="{_html.escape(tex)}"{name}>'
                        f"{_tex_html(tex)}</span>")
         else:
             out.append(f"<code>{_html.escape(match.group(2))}</code>")
@@ -373,17 +376,13 @@ def _markup(text: str) -> str:
     return "".join(out)
 
 
-def _spoken(text: str) -> str:
-    """A text as a screen reader should hear it when it names a button: ``$maths$`` as its
-    Unicode reading (the book draws formulas at build time, and a drawn formula gives a
-    button no name), ```code``` and emphasis as plain words."""
-    def plain(match: re.Match) -> str:
-        if match.group(1) is None:
-            return match.group(2)
-        return _html.unescape(re.sub(r"<[^>]+>", "", _tex_html(match.group(1).strip())))
-
-    words = _MARKUP.sub(plain, text).replace("\\$", "$")
-    return " ".join(re.sub(r"\*\*?(\S(?:.*?\S)?)\*\*?", r"\1", words).split())
+def _reading(tex: str) -> str:
+    """A formula's Unicode reading (``x3``, ``β→0``), the name of its image in a button: the
+    book draws formulas at build time and MathJax draws them in Jupyter, and a drawn formula
+    gives a button no name (the MathML that MathJax adds for screen readers does not count).
+    The button is then named by its content, text and formulas read, which holds its
+    visible text (WCAG 2.5.3, label in name), as an aria-label on the button would not."""
+    return _html.unescape(re.sub(r"<[^>]+>", "", _tex_html(tex)))
 
 
 def _with_answer(text: str, written: str) -> str:
@@ -490,6 +489,30 @@ def picture_svg(weights: torch.Tensor, tokens: Sequence[str] | None = None, *,
                              f'text-anchor="end" font-size="10">{_html.escape(token)}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _describe_map(values: torch.Tensor, tokens: Sequence[str] | None) -> str:
+    """What a picture shows, in words, for a reader who cannot see it: each row's keys with
+    their values (percentages for weights, numbers above 1), zeros left out, or the keys
+    alone for a mask of 0 and 1."""
+    rows, cols = values.shape
+    keys = _check_tokens(tokens, cols) if tokens is not None else [
+        _("key {index}").format(index=j + 1) for j in range(cols)]
+    queries = keys if tokens is not None and rows == cols else [str(i + 1) for i in range(rows)]
+    mask = bool(((values == 0) | (values == 1)).all())
+    weights = bool((values <= 1).all())
+    sentences = []
+    for i in range(rows):
+        cells = [(keys[j], float(values[i, j])) for j in range(cols) if values[i, j] != 0]
+        if not cells:
+            text = _("nothing")
+        elif mask:
+            text = ", ".join(key for key, _value in cells)
+        else:
+            text = ", ".join(f"{key} {format_percent(v, 0) if weights else format_number(v)}"
+                             for key, v in cells)
+        sentences.append(_("Row {query}: {keys}.").format(query=queries[i], keys=text))
+    return " ".join(sentences)
 
 
 def _check_tokens(tokens: object, count: int) -> list[str]:
@@ -731,8 +754,10 @@ class Quiz(HtmlOutput):
         question.feedback = _check_feedback(feedback, len(maps))
         question.options = [_letter(i) for i in range(len(maps))]
         with _language(self.language):
-            question.pictures = [picture_svg(m, tokens, label=_("picture {letter}").format(
-                letter=_letter(i))) for i, m in enumerate(maps)]
+            question.pictures = [
+                picture_svg(m, tokens, label=_("picture {letter}").format(letter=_letter(i))
+                            + ". " + _describe_map(m, tokens))
+                for i, m in enumerate(maps)]
         return self._add(question)
 
     # --- the page -------------------------------------------------------------------------------
@@ -804,13 +829,9 @@ class Quiz(HtmlOutput):
                 if q.kind == "picture":
                     content = (f'<span class="tc-letter">{option}</span>{q.pictures[i]}')
                 else:
-                    content = _markup(option)
-                # an option with a formula is named by its reading (a drawn formula is none)
-                name = (f' aria-label="{_html.escape(_spoken(option))}"'
-                        if q.kind != "picture" and _MARKUP.search(option)
-                        and "$" in option else "")
+                    content = _markup(option, named=True)  # its formulas read (_reading)
                 parts.append(f'<button type="button" class="tc-option" data-option="{i}" '
-                             f'aria-pressed="false"{name}>{content}</button>')
+                             f'aria-pressed="false">{content}</button>')
             parts.append("</div>")
             if q.kind == "multiple":
                 parts.append(f'<button type="button" class="tc-check">{check}</button>')

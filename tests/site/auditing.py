@@ -1,0 +1,58 @@
+"""axe-core (npm's ``axe-core``, which ``npm ci`` installs) run in a page that a browser test
+has open: the WCAG 2.0, 2.1 and 2.2 rules of levels A and AA, on the page's whole DOM as it
+stands. The script is added to the page for the audit only; the site never ships it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+WCAG_A_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
+# Only the violations come back (axe then keeps one node of each passing rule, not all).
+RUN = """tags => axe.run(document, {runOnly: {type: "tag", values: tags},
+                                  resultTypes: ["violations"]})
+  .then(r => r.violations.flatMap(v => v.nodes.map(
+    n => [v.id, v.impact, n.target.join(" "), n.html])))"""
+SNIPPET = 160  # characters of an element's HTML in a failure's message
+# bertviz draws its views after the page's load, and the theme makes a scrolling output
+# focusable 300 ms after the page's last change: on a page with a view, the audit waits for
+# every view to be drawn, then for 500 ms without a change (two minutes at most: a view
+# that never draws is the bertviz tests' failure, not the audit's).
+SETTLED = """() => new Promise(resolve => {
+  const views = [...document.querySelectorAll(".tc-bertviz")];
+  if (!views.length) return resolve(0);
+  const until = Date.now() + 120000;
+  let timer = null;
+  const observer = new MutationObserver(wait);
+  function wait() {
+    clearTimeout(timer);
+    timer = setTimeout(check, Date.now() < until ? 500 : 0);
+  }
+  function check() {
+    if (views.some(v => !v.querySelector("svg")) && Date.now() < until) return wait();
+    observer.disconnect();
+    resolve(views.length);
+  }
+  observer.observe(document.body, {subtree: true, childList: true, attributes: true});
+  wait();
+})"""
+
+
+def axe_violations(page) -> list[str]:
+    """Every node that breaks a WCAG A or AA rule: 'rule (impact) at selector: <html...>'."""
+    if not AXE.exists():
+        pytest.fail(f"{AXE} is missing: run `npm ci` at the repository root (make test does)")
+    page.evaluate(SETTLED)
+    page.add_script_tag(path=str(AXE))
+    found = page.evaluate(RUN, WCAG_A_AA)
+    return [f"{rule} ({impact}) at {target}: {' '.join(html.split())[:SNIPPET]}"
+            for rule, impact, target, html in found]
+
+
+def assert_accessible(page, where: str) -> None:
+    """Fails with every violation of the page, each naming its rule and element."""
+    found = axe_violations(page)
+    assert not found, (f"{where}: {len(found)} element(s) break WCAG A/AA rules (axe-core):\n  "
+                       + "\n  ".join(found))
