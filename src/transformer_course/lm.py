@@ -36,7 +36,7 @@ from ._checks import (
 from .cache import KVCache
 from .functional import causal_mask
 from .generation import _check_generator, _draw, _finish, check_sampling
-from .layers import EncoderLayer, _check_layer_options, _renamed_keys, through_layers
+from .layers import EncoderLayer, _renamed_keys, through_layers
 
 __all__ = ["LanguageModel"]
 
@@ -80,7 +80,6 @@ class LanguageModel(nn.Module):
         self.position = nn.Embedding(max_len, d_model)
         self.dropout = nn.Dropout(dropout)
         check_positive_int("num_layers", num_layers)
-        _check_layer_options("gelu", norm_first, 1e-5, True)
         self.blocks = nn.ModuleList(  # GPT's blocks: masked self-attention, feed-forward
             EncoderLayer(d_model, num_heads, d_ff, dropout=dropout, activation="gelu",
                          norm_first=norm_first)
