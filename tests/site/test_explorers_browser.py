@@ -342,6 +342,24 @@ def test_standalone_explorer_agrees_with_pytorch(open_standalone, standalone, ki
     assert v.blocked == [] and v.errors == [], (v.blocked, v.errors)
 
 
+def test_a_screen_reader_hears_each_change_of_the_map(open_standalone):
+    """The map's title is a polite live region: moving a control with the keyboard changes
+    what it says (the head shown, hard or soft and beta), which a screen reader reads out."""
+    v = open_standalone("heads")
+    root = v.page.locator(".tc-explorer")
+    title = root.locator("figcaption.tc-x-title").first
+    assert title.get_attribute("aria-live") == "polite"
+    before = title.inner_text()
+    root.locator("input[type=range]").last.focus()  # the head slider
+    v.page.keyboard.press("ArrowRight")
+    v.page.wait_for_function("([t, b]) => t.innerText !== b", arg=[title.element_handle(), before])
+    after = title.inner_text()
+    root.locator("input[type=checkbox]").first.focus()  # hard attention
+    v.page.keyboard.press("Space")
+    v.page.wait_for_function("([t, b]) => t.innerText !== b", arg=[title.element_handle(), after])
+    assert v.errors == [], v.errors
+
+
 def test_standalone_beta_explorer_draws_the_plane(open_standalone, standalone):
     _, explorers, _ = standalone
     v = open_standalone("beta")

@@ -323,7 +323,9 @@
   // The panels: the weights, the outputs and (kind "heads") every head in miniature.
   function buildViews(x, mountPoint) {
     var ui = x.ui;
-    ui.mapTitle = el("figcaption", { className: "tc-x-title" });
+    // The title says what the map shows (head, mask, hard or soft with its beta): a screen
+    // reader hears it again after each change of a control, then can read the table.
+    ui.mapTitle = el("figcaption", { className: "tc-x-title", "aria-live": "polite" });
     ui.mapBox = el("div", { className: "tc-x-map" });
     ui.outTitle = el("figcaption", { className: "tc-x-title" });
     ui.outBox = el("div", { className: "tc-x-out" });
