@@ -22,7 +22,7 @@ CHECKOUT_ONLY = {
     "test_diagrams.py", "test_diagrams_browser.py", "test_diagrams_site.py", "test_kernels.py",
     "test_lean_pages.py", "test_links.py", "test_lm_explorer.py", "test_lm_explorer_site.py",
     "test_page_language.py", "test_quiz.py", "test_quiz_browser.py", "test_streams_build.py",
-    "test_style.py",
+    "test_style.py", "test_audits_browser.py",
     # the decks, the PDFs and the quizzes' progress, built by tools/ (make book)
     "test_book_pdf.py", "test_decks.py", "test_progress_browser.py", "test_maths_build.py",
 }
