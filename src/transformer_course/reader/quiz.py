@@ -494,9 +494,10 @@ def picture_svg(weights: torch.Tensor, tokens: Sequence[str] | None = None, *,
 def _describe_map(values: torch.Tensor, tokens: Sequence[str] | None) -> str:
     """What a picture shows, in words, for a reader who cannot see it: each row's keys with
     their values (percentages for weights, numbers above 1), zeros left out, or the keys
-    alone for a mask of 0 and 1."""
+    alone for a mask of 0 and 1. Tokens are quoted: they are data, in any language."""
     rows, cols = values.shape
-    keys = _check_tokens(tokens, cols) if tokens is not None else [
+    keys = [_("“{token}”").format(token=token) for token in _check_tokens(tokens, cols)
+            ] if tokens is not None else [
         _("key {index}").format(index=j + 1) for j in range(cols)]
     queries = keys if tokens is not None and rows == cols else [str(i + 1) for i in range(rows)]
     mask = bool(((values == 0) | (values == 1)).all())
