@@ -90,7 +90,6 @@ ITALIAN_VOI: dict[str, str] = {
     "Passa ai contenuti principali": "Passate al contenuto principale",
     "Torna in alto": "Tornate in alto",
     "Cerca": "Cercate",
-    "Cerca nel libro...": "Cercate nel libro…",
     "Scarica il file sorgente": "Scaricate il file sorgente",
     "Scarica il file del taccuino": "Scaricate il notebook",
     "Scarica questa pagina": "Scaricate questa pagina",
