@@ -11,10 +11,13 @@ its largest contentful paint, total blocking time and the bytes it transferred. 
 LCP and TBT depend on how busy the machine is: they are reported here, never asserted
 (tests/site/test_audits_browser.py asserts accessibility, best practices and SEO, which do not).
 
-Usage: python tools/lighthouse_report.py [--site DIR] [--chapters] [PAGE ...]
+Usage: python tools/lighthouse_report.py [--site DIR] [--chapters] [--gzip] [PAGE ...]
   PAGE        a page of the site, e.g. en/04_multi_head_attention.html (default: the six
               pages measured in issue 30)
   --chapters  every chapter page of the three languages, then each column's worst
+  --gzip      send HTML, CSS, JavaScript and JSON gzip-compressed, as static hosts (GitHub
+              Pages among them) do; without it they go uncompressed, as a plain file server
+              sends them
   --site DIR  the built site (default: _build/html)
 Pages run one after the other (20 to 40 s each on two busy cores).
 """
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gzip
 import http.server
 import json
 import shutil
@@ -34,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 LIGHTHOUSE = ROOT / "node_modules" / "lighthouse" / "core" / "index.js"
 LAUNCHER = ROOT / "node_modules" / "chrome-launcher" / "dist" / "index.js"
+TEXT = frozenset({".html", ".css", ".js", ".json", ".svg", ".txt", ".xml"})
 CATEGORIES = ["performance", "accessibility", "best-practices", "seo"]
 ISSUE_PAGES = ["en/index.html", "en/04_multi_head_attention.html", "fr/02_self_attention.html",
                "fr/10_language_models.html", "it/07_encoder.html", "it/09_tokens_and_bert.html"]
@@ -85,11 +90,36 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _Compressing(_Quiet):
+    """Text sent gzip-compressed to a browser that accepts it, as static hosts send it."""
+
+    def do_GET(self) -> None:
+        path = Path(self.translate_path(self.path))
+        if (path.suffix not in TEXT or not path.is_file()
+                or "gzip" not in self.headers.get("Accept-Encoding", "")):
+            super().do_GET()
+            return
+        body = _gzipped(path)
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@functools.cache
+def _gzipped(path: Path) -> bytes:
+    return gzip.compress(path.read_bytes(), compresslevel=9, mtime=0)
+
+
 @contextlib.contextmanager
-def serve(directory: Path):
-    """Serve a folder on 127.0.0.1 (a free port); yields the base URL."""
+def serve(directory: Path, *, compress: bool = False):
+    """Serve a folder on 127.0.0.1 (a free port); yields the base URL. With ``compress``,
+    text goes out gzip-compressed to a browser that asks for it."""
+    handler = _Compressing if compress else _Quiet
     httpd = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(_Quiet, directory=str(directory)))
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}"
@@ -192,14 +222,14 @@ def main(argv: list[str]) -> int:
         at = argv.index("--site")
         site = Path(argv[at + 1])
         argv = argv[:at] + argv[at + 2:]
-    every = "--chapters" in argv
-    pages = [a for a in argv if a != "--chapters"] or (
+    every, compress = "--chapters" in argv, "--gzip" in argv
+    pages = [a for a in argv if a not in ("--chapters", "--gzip")] or (
         chapter_pages(site) if every else ISSUE_PAGES)
     missing = [page for page in pages if not (site / page).exists()]
     if missing:
         print(f"not in {site}: {', '.join(missing)} (build the book first)", file=sys.stderr)
         return 1
-    with serve(site) as url:
+    with serve(site, compress=compress) as url:
         reports = run([f"{url}/{page}" for page in pages])
     print(table(pages, reports))
     if len(pages) > 1:

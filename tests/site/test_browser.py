@@ -51,6 +51,8 @@ def test_page_works_offline(visit, lang, page):
     assert v.real_errors == [], v.real_errors
     assert v.console == [], f"{lang}/{page}: the console shows {v.console}"
     assert v.page.locator("html").get_attribute("lang") == lang
+    if v.page.locator("div.highlight pre").count():  # the deferred scripts still ran
+        assert v.page.locator("button.copybtn").count() > 0, f"{lang}/{page}: no copy button"
     loaded = sorted(v.page.evaluate(TRANSFERRED), key=lambda entry: -entry[1])
     cached = [name for name, size, status in loaded if status == 200 and size == 0]
     assert cached == [], f"came from the cache, not over the network: {cached}"  # see Visit

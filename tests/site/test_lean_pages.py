@@ -31,12 +31,27 @@ def test_each_icon_becomes_a_mask_in_the_text_colour():
         lean.icon_css({("solid", "no-such-icon")}, SVGS)
 
 
+def test_scripts_that_wait_for_the_page_are_deferred_in_order():
+    head = "".join(f'<script src="_static/{name}.js?v=1"></script>' for name in (
+        "documentation_options", "doctools", "sphinx_highlight", "clipboard.min", "copybutton",
+        "scripts/sphinx-book-theme", "togglebutton", "translations"))
+    blocking = re.findall(r'<script src="_static/([^"?]*)', lean.deferred(head))
+    assert blocking == ["documentation_options.js", "clipboard.min.js"]
+    assert re.findall(r'<script defer src="_static/([^"?]*)', lean.deferred(head)) == [
+        "doctools.js", "sphinx_highlight.js", "copybutton.js", "scripts/sphinx-book-theme.js",
+        "togglebutton.js", "translations.js"]
+
+
 @pytest.mark.parametrize("lang", ["en", "fr", "it"])
 def test_built_pages_load_no_font_awesome_script_search_index_or_thebe(site, lang):
     for page in sorted((site / lang).glob("*.html")):
         html = page.read_text(encoding="utf-8")
         assert "fontawesome.js" not in html and "THEBE_JS_URL" not in html, page.name
         assert ("searchindex.js" in html) == (page.name == "search.html"), page.name
+        if page.name != "search.html":  # nothing else stops the page from painting
+            blocking = re.findall(r'<script src="[^"]*_static/([^"?]*)', html)
+            assert set(blocking) <= {"documentation_options.js", "clipboard.min.js"}, (
+                page.name, blocking)
         # no page loads MathJax: its formulas were typeset when the book was built, and a page
         # with maths links their stylesheet (genindex and search have none)
         assert not re.search(r'<script[^>]*src="[^"]*mathjax', html, re.I), page.name

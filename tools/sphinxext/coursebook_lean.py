@@ -28,6 +28,17 @@ scripts are kept on that page alone.
 **sphinx-design.** Its style sheet and tab script (62 KB) are kept on the pages that use
 one of its components (``sd-`` classes) only.
 
+**Scripts deferred.** Sphinx, sphinx-copybutton, sphinx-togglebutton and the book theme
+load their scripts in the page's head without ``defer``: the browser stops parsing the page
+until each one has arrived and run, though each starts its work only once the page is parsed
+(they wait for ``DOMContentLoaded`` or check ``document.readyState``). They are marked
+``defer``, which keeps their order and lets the page paint first. Three stay as they are:
+``documentation_options.js``, because the page's inline scripts set its
+``DOCUMENTATION_OPTIONS`` while parsing; ``clipboard.min.js``, which registers itself with
+RequireJS instead of as ``ClipboardJS`` when it runs after a bertviz view has loaded RequireJS
+(the copy buttons then fail); and the search page's scripts, since ``searchtools.js`` calls
+``doctools.js`` at once.
+
 **Thebe.** Jupyter Book always adds sphinx-thebe, which writes its configuration on every
 page (with the address of its script on a CDN) and declares ``THEBE_JS_URL`` twice, a page
 error in every browser. With ``launch_buttons.thebe`` off (ours), nothing on the page can
@@ -60,6 +71,8 @@ THEBE = re.compile(r'\s*<script>const THEBE_JS_URL = [^<]*</script>|'
                    r'\s*<script type="text/x-thebe-config">.*?</script>', re.S)
 DESIGN = re.compile(r'\s*<(?:link[^>]*href="[^"]*_static/sphinx-design\.min\.css[^"]*"[^>]*/?>|'
                     r'script[^>]*src="[^"]*_static/design-tabs\.js[^"]*"[^>]*></script>)')
+DEFERRED = re.compile(r'<script src="([^"]*_static/(?:doctools|sphinx_highlight|translations|'
+                      r'copybutton|togglebutton|scripts/sphinx-book-theme)\.js[^"]*)"></script>')
 CLASS = re.compile(r'class="([^"]*\bfa-[^"]*)"')
 VIEWBOX = re.compile(r'viewBox="0 0 (\d+) (\d+)"')
 CSS_NAME = "tc-icons.css"
@@ -103,6 +116,11 @@ def icon_css(icons: set[tuple[str, str]], svgs: Path) -> str:
     return "\n".join(rules) + "\n"
 
 
+def deferred(html: str) -> str:
+    """The page with the scripts that wait for the parsed page anyway marked ``defer``."""
+    return DEFERRED.sub(r'<script defer src="\1"></script>', html)
+
+
 def _lighten(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
@@ -123,6 +141,8 @@ def _lighten(app: Sphinx, exception: Exception | None) -> None:
             lean = SEARCH.sub("", lean)
         if not thebe:
             lean = THEBE.sub("", lean)
+        if page.name != "search.html":
+            lean = deferred(lean)
         if 'class="sd-' not in lean and "class='sd-" not in lean:
             lean = DESIGN.sub("", lean)
         if lean != html:
