@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import tokenize
+import warnings
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,23 @@ def check_parallel_notebook(name):
     assert len(shapes["en"]) == len(shapes["fr"]) == len(shapes["it"])
     for i, (en, fr, it) in enumerate(zip(shapes["en"], shapes["fr"], shapes["it"], strict=True)):
         assert en == fr == it, f"{name}: code cell {i + 1} differs between languages"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_code_cells_compile_without_a_warning(lang):
+    # "\\," in a plain string (a thin space in a quiz's LaTeX): Python 3.12, Colab's, prints
+    # "SyntaxWarning: invalid escape sequence" above the cell's output
+    for name in sorted(str(p) for p in book_files(lang) if p.suffix == ".ipynb"):
+        nb = json.loads((ROOT / "book" / lang / name).read_text(encoding="utf-8"))
+        for i, cell in enumerate(c for c in nb["cells"] if c["cell_type"] == "code"):
+            lines = ["" if line.lstrip().startswith(("%", "!")) else line
+                     for line in "".join(cell["source"]).splitlines()]
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                try:
+                    compile("\n".join(lines), f"{lang}/{name} code cell {i + 1}", "exec")
+                except (SyntaxError, DeprecationWarning) as error:
+                    pytest.fail(f"{lang}/{name} code cell {i + 1}: {error}")
 
 
 def test_code_shape_ignores_comments_and_strings_only():
