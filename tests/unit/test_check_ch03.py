@@ -350,6 +350,14 @@ def chunked_attention(q, k, v, chunk):
     return mixed / total
 
 
+def _no_maximum(q, k, v, chunk):  # blocks without the running maximum: exp overflows
+    total, mixed = 0, 0
+    for s in range(0, k.shape[-2], chunk):
+        e = torch.exp(q @ k[..., s:s + chunk, :].transpose(-2, -1) / math.sqrt(q.shape[-1]))
+        total, mixed = total + e.sum(-1, keepdim=True), mixed + e @ v[..., s:s + chunk, :]
+    return mixed / total
+
+
 def test_chunked_attention_accepts_the_right_answer_on_any_block_size():
     assert check.chunked_attention(chunked_attention)
     g = torch.Generator().manual_seed(0)
@@ -357,6 +365,22 @@ def test_chunked_attention_accepts_the_right_answer_on_any_block_size():
     for chunk in (1, 4, 13, 20):
         expected = F.scaled_dot_product_attention(q, k, v)
         assert torch.allclose(chunked_attention(q, k, v, chunk), expected, atol=1e-5)
+
+
+def test_chunked_attention_has_scores_above_1000_that_overflow_float64():
+    # Exercise 3.3 tells the reader that one case has scores above 1,000, where exp overflows
+    # even in float64 (beyond about 709.8): the inputs the checker sends must say the same.
+    seen = []
+
+    def spy(q, k, v, chunk):  # keeps the inputs (no new tensor) and answers right
+        seen.append((q, k))
+        return chunked_attention(q, k, v, chunk)
+    assert check.chunked_attention(spy)
+    top = max(float((q @ k.transpose(-2, -1)).max()) / math.sqrt(q.shape[-1]) for q, k in seen)
+    assert 1000 < top < 1250
+    with pytest.raises(OverflowError):
+        math.exp(top)
+    failed(check.chunked_attention(_no_maximum), "scores up to about 1,200", "not finite")
 
 
 def test_chunked_attention_refuses_the_whole_score_matrix():
@@ -373,13 +397,7 @@ def test_chunked_attention_refuses_the_whole_score_matrix():
 def test_chunked_attention_names_the_classic_mistakes():
     from transformer_course.check.ch03 import _blocks
 
-    def no_maximum(q, k, v, chunk):
-        total, mixed = 0, 0
-        for s in range(0, k.shape[-2], chunk):
-            e = torch.exp(q @ k[..., s:s + chunk, :].transpose(-2, -1) / math.sqrt(q.shape[-1]))
-            total, mixed = total + e.sum(-1, keepdim=True), mixed + e @ v[..., s:s + chunk, :]
-        return mixed / total
-    failed(check.chunked_attention(no_maximum), "not finite", "running maximum")
+    failed(check.chunked_attention(_no_maximum), "not finite", "running maximum")
     failed(check.chunked_attention(lambda q, k, v, c: _blocks(q, k, v, c, rescale=False)),
            "not rescaled")
     failed(check.chunked_attention(lambda q, k, v, c: _blocks(q, k, v, c, normalise=False)),
