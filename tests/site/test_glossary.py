@@ -134,7 +134,8 @@ def prose(markdown: str, *, titles_are_quotations: bool = False, lang: str = "en
 class Passage:
     """A piece of a language's book that a reader reads: the prose of a markdown cell or page
     (``prose``), a deck's title, text or notes (``deck``), a text of a quiz (``quiz``), or the
-    comments of a code cell (``comment``, ``solution`` for a hidden solution's)."""
+    comments of a code cell (``comment``, ``solution`` for a hidden solution's), or a picture's
+    description (``alt``)."""
 
     path: str            # relative to the repository: book/fr/07_encoder.ipynb
     kind: str
@@ -167,7 +168,7 @@ class Passage:
 
 
 def _cell_lines(raw_json: str, cells: list[dict]) -> dict[str, dict[str, int]]:
-    """For each cell id, the file lines (1-based) of its ``source`` and deck keys, read from
+    """For each cell id, the file lines (1-based) of its ``source``, deck keys and picture description, read from
     the notebook as stored (``json.dump(..., indent=1)``)."""
     lines = raw_json.split("\n")
     found: dict[str, dict[str, int]] = {}
@@ -181,7 +182,7 @@ def _cell_lines(raw_json: str, cells: list[dict]) -> dict[str, dict[str, int]]:
         places: dict[str, int] = {}
         for i in range(start, len(lines)):
             stripped = lines[i].strip()
-            for key in ("title", "text", "notes"):
+            for key in ("title", "text", "notes", "alt"):
                 if stripped.startswith(f'"{key}": ') and key not in places:
                     places[key] = i + 1
             if stripped.startswith('"source": '):
@@ -265,6 +266,9 @@ def _notebook_passages(path: Path) -> Iterator[Passage]:
             if isinstance(deck.get(key), str):
                 yield Passage(name, "deck", deck[key], where.get(key, first), cell_id,
                               one_line=True, heading=key == "title")
+        alt = (((cell.get("metadata") or {}).get("mystnb") or {}).get("image") or {}).get("alt")
+        if isinstance(alt, str):  # a picture's description, read aloud
+            yield Passage(name, "alt", alt, where.get("alt", first), cell_id, one_line=True)
         if cell["cell_type"] == "markdown":
             yield Passage(name, "prose", source, first, cell_id)
         elif cell["cell_type"] == "code":
@@ -380,11 +384,11 @@ def terminology_rules(lang: str) -> list[tuple[str, str, str, bool]]:
 
 
 def terminology_findings(lang: str) -> list[Finding]:
-    """The avoided variants in the prose, quizzes and decks of ``lang`` (not the glossary
+    """The avoided variants in the prose, quizzes, decks and pictures' descriptions of ``lang`` (not the glossary
     page, which quotes the notes' own words)."""
     rules = terminology_rules(lang)
     return [finding for passage in passages(lang)
-            if passage.kind in ("prose", "quiz", "deck")
+            if passage.kind in ("prose", "quiz", "deck", "alt")
             and not passage.path.endswith("glossary.md")
             for finding in find_words(passage, lang, rules)]
 
@@ -534,7 +538,8 @@ def test_a_passage_knows_its_file_line(tmp_path):
         {"cell_type": "markdown", "id": "a", "metadata": {"deck": {"title": "Un titre"}},
          "source": ["# Un titre\n", "\n", "Une ligne.\n", "La formation commence."]},
         {"cell_type": "code", "execution_count": None, "id": "b",
-         "metadata": {"tags": ["hide-input"]}, "outputs": [],
+         "metadata": {"tags": ["hide-input"], "mystnb": {"image": {"alt": "Une carte."}}},
+         "outputs": [],
          "source": ["# Solution : Le masque\n", "# tient en une ligne.\n", "x = 1  # Fin\n",
                     "quiz.single(\n", "    text=\"Qu'est-ce ?\",\n",
                     "    options=['un', 'deux'], answer=0, explanation='La formation.',\n",
@@ -559,7 +564,8 @@ def test_a_passage_knows_its_file_line(tmp_path):
     assert found[("solution", "Fin")].line == line_of("x = 1  # Fin")
     assert found[("quiz", "Qu'est-ce ?")].line == line_of("text=")
     assert found[("quiz", "La formation.")].line == line_of("explanation=")
-    assert {p.kind for p in found.values()} == {"prose", "deck", "solution", "quiz"}
+    assert found[("alt", "Une carte.")].line == line_of('"alt": "Une carte."')
+    assert {p.kind for p in found.values()} == {"prose", "deck", "solution", "quiz", "alt"}
     assert ("quiz", "#a") not in found  # a link target is not a text
 
 

@@ -391,9 +391,9 @@ def check_guillemets(lang: str, passage: Passage) -> Iterator[Finding]:
 
 @source_check("apostrophe")
 def check_apostrophe(lang: str, passage: Passage) -> Iterator[Finding]:
-    """The typographic apostrophe ’ in the quizzes (the pages' prose gets it when the book is
-    built: tools/sphinxext/coursebook_typography.py)."""
-    if passage.kind != "quiz":
+    """The typographic apostrophe ’ in the quizzes and the pictures' descriptions (the pages'
+    prose gets it when the book is built: tools/sphinxext/coursebook_typography.py)."""
+    if passage.kind not in ("quiz", "alt"):
         return
     masked = passage.masked(lang)
     for match in re.finditer(r"[^\W\d_]'", masked.text):
