@@ -168,8 +168,8 @@ class Passage:
 
 
 def _cell_lines(raw_json: str, cells: list[dict]) -> dict[str, dict[str, int]]:
-    """For each cell id, the file lines (1-based) of its ``source``, deck keys and picture description, read from
-    the notebook as stored (``json.dump(..., indent=1)``)."""
+    """For each cell id, the file lines (1-based) of its ``source``, deck keys and picture
+    description, read from the notebook as stored (``json.dump(..., indent=1)``)."""
     lines = raw_json.split("\n")
     found: dict[str, dict[str, int]] = {}
     at = 0
@@ -384,8 +384,8 @@ def terminology_rules(lang: str) -> list[tuple[str, str, str, bool]]:
 
 
 def terminology_findings(lang: str) -> list[Finding]:
-    """The avoided variants in the prose, quizzes, decks and pictures' descriptions of ``lang`` (not the glossary
-    page, which quotes the notes' own words)."""
+    """The avoided variants in the prose, quizzes, decks and pictures' descriptions of
+    ``lang`` (not the glossary page, which quotes the notes' own words)."""
     rules = terminology_rules(lang)
     return [finding for passage in passages(lang)
             if passage.kind in ("prose", "quiz", "deck", "alt")
