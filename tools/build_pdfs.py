@@ -153,6 +153,7 @@ def print_decks(browser, lang: str) -> list[tuple[str, int, int]]:
     for deck in decks:
         page.goto(deck.as_uri() + "?print-pdf")
         page.wait_for_function("document.documentElement.getAttribute('data-tc-deck-pdf')")
+        _start_all(page)
         slides = page.evaluate("document.querySelectorAll('.reveal .slides section').length")
         target = deck.with_suffix(".pdf")
         page.pdf(path=str(target), prefer_css_page_size=True, print_background=True)
@@ -243,6 +244,17 @@ def book_html(lang: str) -> str:
             f'{"".join(parts)}{keys}</div></main></body></html>')
 
 
+def _start_all(page) -> None:
+    """Start what waits to come near the screen (bertviz's views: viz.py; the language
+    model: TcCommon.whenNear) and wait until each is drawn, so that it prints in its first
+    state."""
+    page.evaluate("document.dispatchEvent(new Event('tc:start-all'))")
+    page.wait_for_function(
+        "[...document.querySelectorAll('.tc-bertviz')].every(v => v.querySelector('svg'))"
+        " && [...document.querySelectorAll(\".tc-explorer[data-kind='lm']\")]"
+        ".every(m => m.hasAttribute('data-state'))", timeout=PATIENCE_MS)
+
+
 def _fonts_ready(page) -> None:
     """Wait for the web fonts (the text's and MathJax's glyphs) before printing."""
     page.evaluate("async () => { await document.fonts.ready; }")
@@ -305,6 +317,7 @@ def print_book(browser, lang: str, title: str) -> tuple[int, int]:
     page.on("pageerror", lambda error: errors.append(str(error)))
     try:
         page.goto(source.as_uri())
+        _start_all(page)
         _fonts_ready(page)
         body = page.pdf(format="A4", print_background=True, display_header_footer=True,
                         header_template="<span></span>", footer_template=FOOTER,

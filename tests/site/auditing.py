@@ -16,13 +16,16 @@ RUN = """tags => axe.run(document, {runOnly: {type: "tag", values: tags},
   .then(r => r.violations.flatMap(v => v.nodes.map(
     n => [v.id, v.impact, n.target.join(" "), n.html])))"""
 SNIPPET = 160  # characters of an element's HTML in a failure's message
-# bertviz draws its views after the page's load, and the theme makes a scrolling output
-# focusable 300 ms after the page's last change: on a page with a view, the audit waits for
-# every view to be drawn, then for 500 ms without a change (two minutes at most: a view
-# that never draws is the bertviz tests' failure, not the audit's).
+# bertviz's views and the language model start when they come near the screen, and the
+# theme makes a scrolling output focusable 300 ms after the page's last change: the audit
+# starts them all ("tc:start-all", as the PDF builder does), waits for every view to be drawn
+# and every language model to show its state, then for 500 ms without a change (two minutes
+# at most: one that never draws is its own tests' failure, not the audit's).
 SETTLED = """() => new Promise(resolve => {
+  document.dispatchEvent(new Event("tc:start-all"));
   const views = [...document.querySelectorAll(".tc-bertviz")];
-  if (!views.length) return resolve(0);
+  const models = [...document.querySelectorAll(".tc-explorer[data-kind='lm']")];
+  if (!views.length && !models.length) return resolve(0);
   const until = Date.now() + 120000;
   let timer = null;
   const observer = new MutationObserver(wait);
@@ -30,8 +33,12 @@ SETTLED = """() => new Promise(resolve => {
     clearTimeout(timer);
     timer = setTimeout(check, Date.now() < until ? 500 : 0);
   }
+  function drawn() {
+    return views.every(v => v.querySelector("svg"))
+      && models.every(m => m.hasAttribute("data-state"));
+  }
   function check() {
-    if (views.some(v => !v.querySelector("svg")) && Date.now() < until) return wait();
+    if (!drawn() && Date.now() < until) return wait();
     observer.disconnect();
     resolve(views.length);
   }

@@ -134,3 +134,22 @@ class Visit:
             page.close()
             return
         _SPARE[id(self.browser)] = (self.browser, page)
+
+
+# What JupyterLab and VS Code do with an output: its HTML set with innerHTML (scripts set
+# that way do not run), each script re-created, and the output attached 50 ms later.
+INSERT_LATER = """html => {
+  const host = document.createElement('div');
+  host.innerHTML = html;
+  host.querySelectorAll('script').forEach(old => {
+    const s = document.createElement('script');
+    s.textContent = old.textContent;
+    old.replaceWith(s);
+  });
+  setTimeout(() => document.body.appendChild(host), 50);
+}"""
+
+
+def insert_later(page, html: str) -> None:
+    """Insert an output's HTML into ``page`` as JupyterLab and VS Code do (INSERT_LATER)."""
+    page.evaluate(INSERT_LATER, html)

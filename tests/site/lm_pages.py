@@ -131,6 +131,7 @@ class LMDriver:
     def __init__(self, visit, root, model: tc.LanguageModel | None = None):
         self.visit, self.page, self.root = visit, visit.page, root
         root.wait_for(state="attached", timeout=20000)
+        root.scroll_into_view_if_needed()  # it starts when it comes near the screen
         self.page.wait_for_function("e => e.hasAttribute('data-state')",
                                     arg=root.element_handle(), timeout=20000)
         self.weights = json.loads(root.locator("script.tc-weights").text_content())

@@ -60,6 +60,8 @@ def test_page_works_offline(visit, lang, page):
     assert 0 < total <= FIRST_LOAD_BYTES, (
         f"{lang}/{page} transfers {total:,} bytes on first load; the largest: {loaded[:5]}")
     assert_accessible(v.page, f"{lang}/{page}")  # in the same visit: only axe's own time
+    # the audit started what waits to be scrolled to (bertviz, the language model)
+    assert v.real_errors == [] and v.console == [], (v.real_errors, v.console)
 
 
 @pytest.mark.parametrize("lang", LANGS)

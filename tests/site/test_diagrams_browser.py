@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import transformer_course as tc
-from browsing import Visit, serve
+from browsing import Visit, insert_later, serve
 from diagramming import models
 from transformer_course.diagrams import Diagram
 
@@ -218,16 +218,7 @@ def test_front_ends_that_insert_html_later_still_mount_it(browser, pages):
     url, drawn = pages
     v = Visit(browser, url, "empty.html")
     try:
-        v.page.evaluate("""html => {
-            const host = document.createElement('div');
-            host.innerHTML = html;
-            host.querySelectorAll('script').forEach(old => {
-              const s = document.createElement('script');
-              s.textContent = old.textContent;
-              old.replaceWith(s);
-            });
-            setTimeout(() => document.body.appendChild(host), 50);
-        }""", drawn["encoder-layer-post"].html())
+        insert_later(v.page, drawn["encoder-layer-post"].html())
         root = v.page.locator(".tc-diagram[data-tc-mounted]")
         root.wait_for(state="attached", timeout=10000)
         root.locator(".tc-d-block").nth(0).hover()

@@ -336,6 +336,10 @@ def pages(tmp_path_factory, tokenizers, models):
         + "</body></html>", encoding="utf-8")
     (folder / "empty.html").write_text("<!DOCTYPE html><html><body></body></html>",
                                        encoding="utf-8")
+    far = '<div style="height: 4000px">far below</div>'  # several screens, past the margin
+    (folder / "far.html").write_text(
+        "<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>" + far
+        + explorers["en"].html() + "</body></html>", encoding="utf-8")
     with serve(folder) as url:
         yield url, explorers
 
@@ -593,6 +597,26 @@ def test_every_control_works_from_the_keyboard(open_page):
     assert d.check()["steps"] > 0
 
 
+@pytest.mark.parametrize("how", ["scroll", "start-all"])
+def test_an_explorer_far_below_starts_when_near_or_asked(open_page, how):
+    """The model runs on its prompt only once the reader comes near it (a phone's first
+    paint does not wait for it), or when the PDF builder or an audit sends "tc:start-all"."""
+    v = open_page("far")
+    root = v.page.locator(".tc-explorer[data-kind='lm']")
+    root.wait_for(state="attached")
+    assert root.get_attribute("data-tc-waiting") == ""
+    assert root.get_attribute("data-tc-mounted") is None
+    assert root.get_attribute("data-state") is None
+    if how == "scroll":
+        root.scroll_into_view_if_needed()
+    else:
+        v.page.evaluate("document.dispatchEvent(new Event('tc:start-all'))")
+    v.page.wait_for_function("e => e.hasAttribute('data-state')", arg=root.element_handle(),
+                             timeout=20000)
+    d = driver(v)
+    assert d.check()["steps"] == 0
+
+
 def test_several_explorers_on_a_page(open_page, pages):
     v = open_page("several")
     assert v.page.locator(".tc-explorer").count() == 3
@@ -604,7 +628,7 @@ def test_several_explorers_on_a_page(open_page, pages):
     first.step()
     masks = v.page.locator(".tc-explorer[data-kind='masks']")
     assert masks.get_attribute("data-state")  # the attention explorer runs beside them
-    assert v.page.evaluate("[window.TcLm.version, window.TcCommon.version]") == [1, 3]
+    assert v.page.evaluate("[window.TcLm.version, window.TcCommon.version]") == [2, 4]
     assert v.page.locator("[id]").count() == 0
 
 

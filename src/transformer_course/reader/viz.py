@@ -23,6 +23,7 @@ import torch
 from .._checks import check_int, has_data, shape_of
 from .._optional import require
 from ..i18n import gettext as _
+from .page import asset
 
 __all__ = ["ENV_VAR", "AttentionView", "attention_of", "head_view", "model_view"]
 
@@ -108,7 +109,7 @@ def _as_layers(attention: object) -> list[torch.Tensor]:
 
 def _wrap(bertviz_html: str, urls: dict[str, str]) -> str:
     """Make bertviz's HTML load its libraries from ``urls``, whether or not require.js is
-    already on the page."""
+    already on the page, once the view comes near the screen."""
     # bertviz returns: a <script src=require.js> tag, the markup, then one inline script.
     match = re.search(r'<script type="text/javascript">\n(.*)\n</script>\s*$', bertviz_html,
                       flags=re.S)
@@ -119,16 +120,24 @@ def _wrap(bertviz_html: str, urls: dict[str, str]) -> str:
     script = re.sub(r"d3: '[^']*'", f"d3: {json.dumps(urls['d3'])}", script, count=1)
     script = re.sub(r"jquery: '[^']*'", f"jquery: {json.dumps(urls['jquery'])}", script, count=1)
     markup, script = _translate(markup, script)
+    # A view holds thousands of SVG elements, which cost a phone seconds: it is drawn when
+    # it comes near the screen (common.js's whenNear), at once where there is no
+    # .tc-bertviz around the script to watch.
     loader = f"""<script type="text/javascript">
+{asset("common.js")}
 (function () {{
   function draw() {{
 {script}
   }}
-  if (window.requirejs) {{ draw(); return; }}
-  var tag = document.createElement("script");
-  tag.src = {json.dumps(urls["require"] + ".js")};
-  tag.onload = draw;
-  document.head.appendChild(tag);
+  function load() {{
+    if (window.requirejs) {{ draw(); return; }}
+    var tag = document.createElement("script");
+    tag.src = {json.dumps(urls["require"] + ".js")};
+    tag.onload = draw;
+    document.head.appendChild(tag);
+  }}
+  var view = document.currentScript && document.currentScript.closest(".tc-bertviz");
+  if (view) window.TcCommon.whenNear(view, load); else load();
 }})();
 </script>"""
     return markup + loader

@@ -13,16 +13,17 @@
  *                        contrasts more (never below 4.5:1, WCAG's AA for text);
  *   booter(sel, mount)   boot(script): mounts the component (CSS selector sel) whose
  *                        script is running, or, with no current script, every one not
- *                        yet mounted, now and again once the front end has attached it.
+ *                        yet mounted, now and again once the front end has attached it;
+ *   whenNear(el, start)  start() once, when el comes near the screen (see below).
  * It uses no global id, and no other file or host.
  */
 (function () {
   "use strict";
-  var VERSION = 3;
+  var VERSION = 4;
   if (window.TcCommon && window.TcCommon.version >= VERSION) return;
   window.TcCommon = {
     version: VERSION, numbers: numbers, el: el, fill: fill, blue: blue, ink: ink,
-    booter: booter
+    booter: booter, whenNear: whenNear
   };
 
   // --- numbers in the reader's language ---------------------------------------------------
@@ -178,5 +179,38 @@
       mountAll();
       [0, 100, 500, 2000].forEach(function (delay) { setTimeout(mountAll, delay); });
     };
+  }
+
+  // --- starting when seen ---------------------------------------------------------------
+
+  // Calls start() once: when element comes within a screen of the visible part of the page,
+  // so that work that costs a phone seconds waits until the reader scrolls to it; at once
+  // where that cannot be watched; and on the event "tc:start-all" (sent by the PDF builder
+  // and the audits) or when the reader prints. The element is marked data-tc-waiting, then
+  // data-tc-started.
+  function whenNear(element, start) {
+    if (element.hasAttribute("data-tc-waiting")) return;
+    element.setAttribute("data-tc-waiting", "");
+    if (!window.IntersectionObserver) {
+      element.setAttribute("data-tc-started", "");
+      start();
+      return;
+    }
+    var started = false;
+    var near = new IntersectionObserver(function (entries) {
+      if (entries.some(function (entry) { return entry.isIntersecting; })) go();
+    }, { rootMargin: "600px 0px" });
+    function go() {
+      if (started) return;
+      started = true;
+      element.setAttribute("data-tc-started", "");
+      near.disconnect();
+      document.removeEventListener("tc:start-all", go);
+      window.removeEventListener("beforeprint", go);
+      start();
+    }
+    near.observe(element);
+    document.addEventListener("tc:start-all", go);
+    window.addEventListener("beforeprint", go);
   }
 })();

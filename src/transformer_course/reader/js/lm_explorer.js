@@ -36,14 +36,15 @@
  */
 (function () {
   "use strict";
-  var VERSION = 1;
+  var VERSION = 2;
   var C = window.TcCommon; // common.js, inlined just before this file
   var numbers = C.numbers, el = C.el, fill = C.fill, blue = C.blue;
   var SHOWN = 10; // bars of the next-character distribution
   var ATTENDED = 40; // the last positions drawn in the attention rows
   if (!window.TcLm || !(window.TcLm.version >= VERSION)) {
     window.TcLm = {
-      version: VERSION, boot: C.booter(".tc-explorer[data-kind='lm']", mount), mount: mount,
+      version: VERSION, boot: C.booter(".tc-explorer[data-kind='lm']", mountWhenNear),
+      mount: mount,
       Model: Model, Cache: Cache, forward: forward, distribution: distribution, draw: draw,
       mulberry: mulberry
     };
@@ -349,6 +350,12 @@
       if (root.children[i].classList.contains(cls)) return root.children[i];
     }
     return null;
+  }
+
+  // The model runs on its prompt as soon as it mounts: on a phone, that waits until the
+  // reader scrolls near it (TcCommon.whenNear).
+  function mountWhenNear(root) {
+    C.whenNear(root, function () { mount(root); });
   }
 
   // Mounts the explorer under root, from its weights and payload (direct child scripts).

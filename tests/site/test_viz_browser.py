@@ -1,0 +1,107 @@
+"""bertviz views in headless Chromium with the network cut, each saved to a page of its own
+with the libraries that npm installed: a view far below the screen is not started (its
+thousands of SVG elements wait), it draws when it comes near, the PDF builder's
+"tc:start-all" draws every view, and a front end that inserts the HTML later (JupyterLab,
+VS Code) still gets it drawn."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+import transformer_course as tc
+from browsing import Visit, insert_later, serve
+
+pytest.importorskip("playwright.sync_api", reason="requirements.txt installs it")
+viz = pytest.importorskip("transformer_course.viz")
+pytest.importorskip("bertviz")
+
+ROOT = Path(__file__).resolve().parents[2]
+LIBRARIES = {"requirejs/require.js": "require.js", "d3/dist/d3.min.js": "d3.min.js",
+             "jquery/dist/jquery.min.js": "jquery.min.js"}
+TOKENS = ["[CLS]", "the", "cat", "sat", "[SEP]"]
+FAR = '<div style="height: 4000px">far below</div>'  # several screens, beyond the margin
+
+
+def started(v, index: int) -> bool:
+    return v.page.evaluate(
+        "i => document.querySelectorAll('.tc-bertviz')[i].hasAttribute('data-tc-started')",
+        index)
+
+
+def drawn(v, index: int, least: int) -> None:
+    """Wait until view ``index`` holds at least ``least`` SVG groups or texts."""
+    v.page.wait_for_function(
+        "([i, least]) => document.querySelectorAll('.tc-bertviz')[i]"
+        "?.querySelectorAll('svg g, svg text').length >= least", arg=[index, least],
+        timeout=20000)
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("views")
+    (folder / "vendor").mkdir()
+    for source, name in LIBRARIES.items():
+        path = ROOT / "node_modules" / source
+        if not path.exists():
+            pytest.fail(f"{path} is missing: run `npm ci` (the README's setup)")
+        shutil.copy(path, folder / "vendor" / name)
+    torch.manual_seed(0)
+    encoder = tc.Encoder(16, 4, 32, 2).eval()
+    _, maps = encoder(torch.randn(1, len(TOKENS), 16), return_attention=True)
+    head = viz.head_view(maps, TOKENS, base_url="vendor").html
+    model = viz.model_view(maps, TOKENS, base_url="vendor").html
+    page = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>" \
+           "</head><body>{}</body></html>"
+    (folder / "far.html").write_text(page.format("far", FAR + head + FAR + model),
+                                     encoding="utf-8")
+    (folder / "empty.html").write_text(page.format("empty", ""), encoding="utf-8")
+    with serve(folder) as url:
+        yield url, head
+
+
+def test_views_far_below_wait_and_draw_when_near(browser, pages):
+    v = Visit(browser, pages[0], "far.html")
+    try:
+        # not started: no require.js was asked for, nothing drawn
+        assert not started(v, 0) and not started(v, 1)
+        assert v.page.locator("script[src$='require.js']").count() == 0
+        assert v.page.locator(".tc-bertviz svg").count() == 0
+        v.page.locator(".tc-bertviz").first.scroll_into_view_if_needed()
+        drawn(v, 0, len(TOKENS))
+        words = v.page.locator(".tc-bertviz").first.locator("svg text").all_text_contents()
+        assert "cat" in words and "[CLS]" in words, words
+        assert not started(v, 1)  # the model view is still a screen or more away
+        assert v.errors == [] and v.blocked == []
+    finally:
+        v.close()
+
+
+def test_start_all_draws_every_view(browser, pages):
+    """What the PDF builder does before printing a page or a deck."""
+    v = Visit(browser, pages[0], "far.html")
+    try:
+        v.page.evaluate("document.dispatchEvent(new Event('tc:start-all'))")
+        drawn(v, 0, len(TOKENS))
+        drawn(v, 1, 2 * 4)  # 2 layers x 4 heads of thumbnails
+        assert started(v, 0) and started(v, 1)
+        assert v.page.locator("script[src$='require.js']").count() >= 1
+        assert v.errors == [] and v.blocked == []
+    finally:
+        v.close()
+
+
+def test_front_ends_that_insert_html_later_still_draw_it(browser, pages):
+    """JupyterLab and VS Code set an output's HTML with innerHTML (its scripts do not run),
+    then re-create each script, sometimes before the output is attached."""
+    url, head = pages
+    v = Visit(browser, url, "empty.html")
+    try:
+        insert_later(v.page, head)
+        drawn(v, 0, len(TOKENS))
+        assert v.errors == [] and v.blocked == []
+    finally:
+        v.close()
