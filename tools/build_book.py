@@ -32,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import quote
 
+import runs
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,9 +77,10 @@ def build_language(config: dict, lang: str, *, threads: int | None = None,
     ]
     # Executed notebooks point bertviz at the JavaScript the site serves (see viz.py), and
     # know that their outputs become a static page (no kernel behind the controls).
+    # The kernels compute as on every other machine (runs.ARITHMETIC).
     env = {**os.environ, "TRANSFORMER_COURSE_JS": "_static/vendor", "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-           "TRANSFORMER_COURSE_STATIC": "1"}
+           "TRANSFORMER_COURSE_STATIC": "1", **runs.ARITHMETIC}
     if threads is not None:
         env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     if log is None:

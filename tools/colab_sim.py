@@ -171,6 +171,7 @@ def kernel_environment(*, lying_clock: bool = True, threads: int | None = None
         "TRANSFORMERS_OFFLINE": "1",
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        **runs.ARITHMETIC,  # the claims are checked: the book's arithmetic, not the CPU's
     }
     if threads is not None:  # beside the book build, one thread each (no spinning)
         env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))

@@ -3,9 +3,10 @@
 while writing a chapter.
 
 Each notebook runs top to bottom in a fresh kernel, in its own folder, with the book build's
-environment (bertviz's JavaScript served by the site, static outputs, no hub access). It
-prints every cell's text output (``--quiet``: only failures and times) and writes the
-executed notebook to ``_build/executed/<lang>/<name>.ipynb`` for a closer look.
+environment (bertviz's JavaScript served by the site, static outputs, no hub access, the
+same arithmetic on every machine: ``runs.ARITHMETIC``). It prints every cell's text output
+(``--quiet``: only failures and times) and writes the executed notebook to
+``_build/executed/<lang>/<name>.ipynb`` for a closer look.
 
 Kernels run on one torch thread unless ``--threads`` says otherwise, as in the book build.
 
@@ -20,10 +21,13 @@ import sys
 import time
 from pathlib import Path
 
+import runs
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "_build" / "executed"
 ENV = {"TRANSFORMER_COURSE_JS": "_static/vendor", "TRANSFORMER_COURSE_STATIC": "1",
-       "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+       "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+       **runs.ARITHMETIC}
 
 
 def show(cell: dict, index: int) -> None:
