@@ -21,12 +21,13 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "site"))
 
 from browsing import Visit, launch, serve
+from lm_pages import WEIGHTS_JS
 
 MODEL = """e => {
-  const W = JSON.parse(e.querySelector('script.tc-weights').textContent), L = window.TcLm;
+  const W = (""" + WEIGHTS_JS + """)(e), L = window.TcLm;
   const m = L.Model(W), specials = Object.values(W.specials), allowed = [];
   for (let i = 0; i < W.chars.length; i++) if (!specials.includes(i)) allowed.push(i);
   const text = JSON.parse(e.getAttribute('data-state')).text;
@@ -84,7 +85,8 @@ def main(page: Path) -> None:
             root.locator("input.tc-seed").fill(str(seed))
             root.locator("input.tc-seed").press("Enter")
             button.append(root.evaluate(BUTTON))
-        weights = len(root.locator("script.tc-weights").text_content().encode("utf-8"))
+        weights = root.evaluate(
+            f"e => new TextEncoder().encode(JSON.stringify(({WEIGHTS_JS})(e))).length")
         payload = root.evaluate(
             "e => Array.from(e.querySelectorAll(':scope > script, :scope > style'))"
             ".reduce((n, s) => n + new TextEncoder().encode(s.textContent).length, 0)")

@@ -124,6 +124,14 @@ def pick(probs, u: float) -> int:
 
 # --- driving a page ----------------------------------------------------------------------------
 
+# The weights a mounted explorer runs: its script's JSON, or, on the built site, what the file
+# that its data-src names stored in window.TcWeights[data-key] (coursebook_lean).
+WEIGHTS_JS = """e => {
+  const s = e.querySelector(':scope > script.tc-weights'), key = s.getAttribute('data-key');
+  return key ? window.TcWeights[key] : JSON.parse(s.textContent);
+}"""
+
+
 class LMDriver:
     """One language-model explorer on a page: its controls, and its state checked against
     PyTorch after every change."""
@@ -134,7 +142,7 @@ class LMDriver:
         root.scroll_into_view_if_needed()  # it starts when it comes near the screen
         self.page.wait_for_function("e => e.hasAttribute('data-state')",
                                     arg=root.element_handle(), timeout=20000)
-        self.weights = json.loads(root.locator("script.tc-weights").text_content())
+        self.weights = root.evaluate(WEIGHTS_JS)
         self.payload = json.loads(root.locator("script.tc-lm-payload").text_content())
         self.model = model if model is not None else rebuild(self.weights)
         self.specials = set(self.weights["specials"].values())

@@ -1,6 +1,7 @@
 """The book's pages carry only what they use (tools/sphinxext/coursebook_lean.py): the
 theme's icons as CSS masks drawn from Font Awesome's own SVGs, not its 1.5 MB script."""
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -40,6 +41,37 @@ def test_scripts_that_wait_for_the_page_are_deferred_in_order():
     assert re.findall(r'<script defer src="_static/([^"?]*)', lean.deferred(head)) == [
         "doctools.js", "sphinx_highlight.js", "copybutton.js", "scripts/sphinx-book-theme.js",
         "togglebutton.js", "translations.js"]
+
+
+def test_weights_move_to_one_file_per_model(tmp_path):
+    weights = '{"chars":["\\u003c/script\\u003e","é"],"tensors":{"a":{"data":"AAE="}}}'
+    other = '{"chars":["b"]}'
+    div = '<div class="tc-explorer"><script type="application/json" class="tc-weights">{}</script>'
+    page = tmp_path / "sub" / "page.html"
+    html = lean.external_weights(div.format(weights) + div.format(other) + div.format(weights),
+                                 page, tmp_path)
+    files = sorted((tmp_path / "_static" / "lm").glob("*.js"))
+    assert len(files) == 2 and "class=\"tc-weights\">{" not in html
+    found = re.findall(r'class="tc-weights" data-src="([^"]+)" data-key="([0-9a-f]{16})"></script>',
+                       html)
+    assert [src for src, _ in found] == [f"../_static/lm/{key}.js" for _, key in found]
+    assert found[0] == found[2] != found[1]
+    text = (tmp_path / "_static" / "lm" / f"{found[0][1]}.js").read_text(encoding="utf-8")
+    prefix = f'(window.TcWeights = window.TcWeights || {{}})["{found[0][1]}"] = '
+    assert text.startswith(prefix) and text.endswith(";\n")
+    assert json.loads(text[len(prefix):-2]) == json.loads(weights)
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "it"])
+def test_built_pages_carry_no_weights_and_name_files_that_exist(site, lang):
+    moved = 0
+    for page in sorted((site / lang).glob("*.html")):
+        html = page.read_text(encoding="utf-8")
+        assert not re.search(r'class="tc-weights">[^<]', html), page.name
+        for src in re.findall(r'class="tc-weights" data-src="([^"]+)"', html):
+            assert (page.parent / src).is_file(), (page.name, src)
+            moved += 1
+    assert moved == 1  # chapter 10's explorer
 
 
 @pytest.mark.parametrize("lang", ["en", "fr", "it"])

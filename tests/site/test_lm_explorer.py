@@ -15,6 +15,8 @@ import inspect
 import json
 import math
 import re
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -34,6 +36,9 @@ from lm_pages import (
 from transformer_course import data, training, widgets
 from transformer_course.reader import lm_explorer as lm_module
 from transformer_course.reader import page as page_module
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "sphinxext"))
+import coursebook_lean as lean
 
 LANGS = ("en", "fr", "it")
 CHAPTER = dict(d_model=64, num_heads=4, num_layers=2, d_ff=256, dropout=0.0, max_len=320)
@@ -340,6 +345,15 @@ def pages(tmp_path_factory, tokenizers, models):
     (folder / "far.html").write_text(
         "<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>" + far
         + explorers["en"].html() + "</body></html>", encoding="utf-8")
+    # the built site's form: the weights in a file of their own, beside a page one folder
+    # down; and the same page whose file went missing
+    for name in ("moved", "lost"):
+        page = folder / name / "page.html"
+        page.parent.mkdir()
+        page.write_text(lean.external_weights((folder / "en.html").read_text(encoding="utf-8"),
+                                              page, folder / name), encoding="utf-8")
+    for file in (folder / "lost" / "_static" / "lm").glob("*.js"):
+        file.unlink()
     with serve(folder) as url:
         yield url, explorers
 
@@ -617,6 +631,35 @@ def test_an_explorer_far_below_starts_when_near_or_asked(open_page, how):
     assert d.check()["steps"] == 0
 
 
+def test_weights_in_their_own_file_load_when_the_explorer_starts(open_page, pages):
+    """The built site moves the weights out of the page (coursebook_lean.external_weights):
+    the page carries an empty script naming their file, which the explorer loads when it
+    starts, and it computes what PyTorch computes with them."""
+    v = open_page("moved/page")
+    root = v.page.locator(".tc-explorer[data-kind='lm']")
+    script = root.locator("script.tc-weights")
+    assert script.text_content() == ""
+    assert re.fullmatch(r"_static/lm/[0-9a-f]{16}\.js", script.get_attribute("data-src"))
+    d = driver(v)
+    assert d.weights == json.loads(json.dumps(pages[1]["en"].weights))
+    d.check(steps=0)
+    d.step(2)
+    d.write()
+
+
+def test_weights_that_do_not_load_are_named_not_thrown(browser, pages):
+    """A page kept without its folder: the explorer says which file it could not load."""
+    v = Visit(browser, pages[0], "lost/page.html")
+    root = v.page.locator(".tc-explorer[data-kind='lm']")
+    alert = root.locator("[role='alert']")
+    alert.wait_for(timeout=20000)
+    src = root.locator("script.tc-weights").get_attribute("data-src")
+    assert alert.text_content() == (f"The model's weights did not load from {src}: this page "
+                                    "needs the folder it came with.")
+    assert root.get_attribute("data-state") is None and v.errors == [] and v.blocked == []
+    v.close()
+
+
 def test_several_explorers_on_a_page(open_page, pages):
     v = open_page("several")
     assert v.page.locator(".tc-explorer").count() == 3
@@ -628,7 +671,7 @@ def test_several_explorers_on_a_page(open_page, pages):
     first.step()
     masks = v.page.locator(".tc-explorer[data-kind='masks']")
     assert masks.get_attribute("data-state")  # the attention explorer runs beside them
-    assert v.page.evaluate("[window.TcLm.version, window.TcCommon.version]") == [2, 4]
+    assert v.page.evaluate("[window.TcLm.version, window.TcCommon.version]") == [3, 4]
     assert v.page.locator("[id]").count() == 0
 
 

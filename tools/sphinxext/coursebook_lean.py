@@ -39,6 +39,15 @@ RequireJS instead of as ``ClipboardJS`` when it runs after a bertviz view has lo
 (the copy buttons then fail); and the search page's scripts, since ``searchtools.js`` calls
 ``doctools.js`` at once.
 
+**The language model's weights.** Chapter 10's explorer carries its model's weights in the
+output, a few hundred kilobytes of base64 that the page downloaded and parsed before its
+first paint, though the model runs only when the reader comes near it. They move to a
+script file of their own, ``_static/lm/<hash>.js``, which stores them in
+``window.TcWeights[<hash>]``; the page keeps an empty ``<script class="tc-weights">`` whose
+``data-src`` and ``data-key`` name it, and the explorer loads it when it starts. A script
+element, unlike ``fetch``, also loads from a folder opened on disk. Notebooks and decks keep
+the weights inline.
+
 **Thebe.** Jupyter Book always adds sphinx-thebe, which writes its configuration on every
 page (with the address of its script on a CDN) and declares ``THEBE_JS_URL`` twice, a page
 error in every browser. With ``launch_buttons.thebe`` off (ours), nothing on the page can
@@ -47,6 +56,9 @@ start it: its script, style and configuration are removed.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
 from pathlib import Path
 from urllib.parse import quote
@@ -73,6 +85,7 @@ DESIGN = re.compile(r'\s*<(?:link[^>]*href="[^"]*_static/sphinx-design\.min\.css
                     r'script[^>]*src="[^"]*_static/design-tabs\.js[^"]*"[^>]*></script>)')
 DEFERRED = re.compile(r'<script src="([^"]*_static/(?:doctools|sphinx_highlight|translations|'
                       r'copybutton|togglebutton|scripts/sphinx-book-theme)\.js[^"]*)"></script>')
+WEIGHTS = re.compile(r'<script type="application/json" class="tc-weights">(.*?)</script>', re.S)
 CLASS = re.compile(r'class="([^"]*\bfa-[^"]*)"')
 VIEWBOX = re.compile(r'viewBox="0 0 (\d+) (\d+)"')
 CSS_NAME = "tc-icons.css"
@@ -121,6 +134,24 @@ def deferred(html: str) -> str:
     return DEFERRED.sub(r'<script defer src="\1"></script>', html)
 
 
+def external_weights(html: str, page: Path, outdir: Path) -> str:
+    """The page with each language model's weights moved to ``_static/lm/<hash>.js`` (one
+    file per distinct model, shared by the pages that show it)."""
+    def move(match: re.Match) -> str:
+        data = match.group(1)  # JSON with <, > and & escaped: also a JavaScript expression
+        key = hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
+        target = outdir / "_static" / "lm" / f"{key}.js"
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(f"(window.TcWeights = window.TcWeights || {{}})"
+                              f"[{json.dumps(key)}] = {data};\n", encoding="utf-8")
+        src = Path(os.path.relpath(target, page.parent)).as_posix()
+        return (f'<script type="application/json" class="tc-weights" data-src="{src}" '
+                f'data-key="{key}"></script>')
+
+    return WEIGHTS.sub(move, html)
+
+
 def _lighten(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
@@ -143,6 +174,7 @@ def _lighten(app: Sphinx, exception: Exception | None) -> None:
             lean = THEBE.sub("", lean)
         if page.name != "search.html":
             lean = deferred(lean)
+        lean = external_weights(lean, page, outdir)
         if 'class="sd-' not in lean and "class='sd-" not in lean:
             lean = DESIGN.sub("", lean)
         if lean != html:

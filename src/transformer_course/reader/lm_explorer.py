@@ -274,6 +274,8 @@ def _strings(parameters: int, fmt: str) -> dict[str, str]:
                "float16": _("weights in 16 bits"), "float32": _("weights in 32 bits")}[fmt]
     return {
         "title": _("Language-model explorer"),
+        "weights_missing": _("The model's weights did not load from {file}: this page needs "
+                             "the folder it came with."),
         "caption": _("Chapter 10's model writes in your browser, one character at a time: "
                      "{parameters} parameters, {storage}.").format(
                          parameters=format_integer(parameters), storage=storage),

@@ -31,12 +31,12 @@
  * every step recompute the keys and values of all positions instead of reading the cache.
  *
  * Inlined after common.js in every output, it defines window.TcLm once per page and mounts
- * the explorer whose script is running (or every one not yet mounted). No global id, no
- * other file or host.
+ * the explorer whose script is running (or every one not yet mounted). No global id and no
+ * other host; on the built site, the weights come from a file beside the page (withWeights).
  */
 (function () {
   "use strict";
-  var VERSION = 2;
+  var VERSION = 3;
   var C = window.TcCommon; // common.js, inlined just before this file
   var numbers = C.numbers, el = C.el, fill = C.fill, blue = C.blue;
   var SHOWN = 10; // bars of the next-character distribution
@@ -364,7 +364,38 @@
     var weights = child(root, "tc-weights"), data = child(root, "tc-lm-payload");
     if (!weights || !data || !root.querySelector(".tc-x-mount")) return;
     root.setAttribute("data-tc-mounted", "");
-    start(root, JSON.parse(weights.textContent), JSON.parse(data.textContent));
+    var P = JSON.parse(data.textContent);
+    withWeights(weights, function (W) { start(root, W, P); }, function (file) {
+      var note = root.querySelector(".tc-x-mount");
+      note.textContent = "";
+      note.appendChild(el("p", { role: "alert",
+                                 text: fill(P.strings.weights_missing, { file: file }) }));
+    });
+  }
+
+  // The weights are the script's JSON in a notebook. The built site moves them to a file of
+  // their own, so that a chapter page does not carry them before the reader comes near the
+  // explorer: the script is then empty, and its data-src names a file that stores them in
+  // window.TcWeights[data-key] (a script element, which also loads from a folder on disk).
+  function withWeights(script, use, fail) {
+    var src = script.getAttribute("data-src"), key = script.getAttribute("data-key");
+    if (!src) {
+      use(JSON.parse(script.textContent));
+      return;
+    }
+    var store = window.TcWeights = window.TcWeights || {};
+    if (store[key]) {
+      use(store[key]);
+      return;
+    }
+    var file = document.createElement("script");
+    file.src = src;
+    file.onload = function () {
+      if (store[key]) use(store[key]);
+      else fail(src);
+    };
+    file.onerror = function () { fail(src); };
+    document.head.appendChild(file);
   }
 
   // Builds the controls and panels of one explorer (W: weights, P: payload), runs the model
