@@ -88,7 +88,6 @@ def run(*command: str | Path, cwd: Path | None = None, env: dict | None = None,
 def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in BUILD_ONLY and k != "VIRTUAL_ENV"}
     env.update(OFFLINE)
-    env.update(runs.ARITHMETIC)  # the claims are checked: the book's arithmetic, not the CPU's
     env.update(extra)
     return env
 
@@ -274,7 +273,8 @@ def kernel_environment(threads: int | None = None, *, lying_clock: bool = True
     ``threads`` caps torch's threads (as the book build does beside other jobs)."""
     spec = WORK / "jupyter" / "kernels" / KERNEL
     spec.mkdir(parents=True, exist_ok=True)
-    env = {**OFFLINE, "IPYTHONDIR": str(WORK / "ipython")}
+    # the claims are checked: the book's arithmetic (runs.ARITHMETIC), not the CPU's
+    env = {**OFFLINE, **runs.ARITHMETIC, "IPYTHONDIR": str(WORK / "ipython")}
     runs.lying_clock(WORK / "ipython", on=lying_clock)
     if threads is not None:
         env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
