@@ -51,6 +51,13 @@ CASES = {
          ["through the weight"]),
         (lambda g, b, w, c: (g[:, None] * w, w @ b + c) if w.shape[0] == w.shape[1]
          else (w * g, w @ b + c), ["rows"]),
+        # the LayerNorm's gamma and beta applied after the linear layer, as if it came after
+        (lambda g, b, w, c: (g[:, None] * w, g * c + b) if w.shape[0] == w.shape[1]
+         else (w * g, w @ b + c), ["as if the LayerNorm came after it"]),
+        # right on the lone linear layers, wrong on the feed-forward network of the pre-norm
+        # layer (its first linear layer is the only one with 16 outputs)
+        (lambda g, b, w, c: (w * g, w @ b + c + (1e-3 if w.shape[0] == 16 else 0.0)),
+         ["a pre-norm encoder layer, its two LayerNorms folded"]),
         (lambda g, b, w, c: (w * g,), ["(new_weight, new_bias)"]),
         (lambda g, b, w, c: (w * g * 1.01, w @ b + c), ["off by"]),
     ]),
@@ -223,6 +230,31 @@ def test_the_chapter_7_solutions_agree_with_pytorch():
     x = torch.randn(3, 6)
     w, b = fold_layer_norm(norm.weight, norm.bias, linear.weight, linear.bias)
     torch.testing.assert_close(F.layer_norm(x, (6,)) @ w.T + b, linear(norm(x)))
+    # The folding is exact in a pre-norm layer, whose LayerNorms feed linear layers only; in
+    # post-norm a LayerNorm's output is also the residual stream, and folding it into the next
+    # layer's projections changes the output (the answer to the exercise's question).
+    for norm_first in (True, False):
+        torch.manual_seed(1)
+        stack = tc.Encoder(8, 2, 16, 2, dropout=0.0, norm_first=norm_first).eval()
+        first, second = stack.layers
+        with torch.no_grad():
+            for layer in stack.layers:
+                for ln in (layer.norm1, layer.norm2):
+                    torch.nn.init.normal_(ln.weight)
+                    torch.nn.init.normal_(ln.bias)
+            h = torch.randn(2, 5, 8)
+            before = stack(h)
+            # pre-norm: second.norm1 feeds W_q, W_k, W_v only; post-norm: first.norm2 feeds
+            # them and the residual stream of the second layer
+            norm = second.norm1 if norm_first else first.norm2
+            for linear in (second.self_attn.W_q, second.self_attn.W_k, second.self_attn.W_v):
+                w, b = fold_layer_norm(norm.weight, norm.bias, linear.weight, linear.bias)
+                linear.weight.copy_(w)
+                linear.bias.copy_(b)
+            norm.weight.fill_(1.0)
+            norm.bias.zero_()
+            after = stack(h)
+        assert torch.allclose(after, before, atol=1e-5) == norm_first, norm_first
     conv = torch.nn.Conv1d(4, 8, 3, padding=1)
     out = torch.nn.Linear(8, 4)
     x = torch.randn(2, 5, 4)

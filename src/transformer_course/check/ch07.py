@@ -3,7 +3,9 @@
 * :func:`rms_norm`: RMSNorm, LayerNorm without the centring and without the shift.
 * :func:`gated_feed_forward`: the SwiGLU variant of the position-wise feed-forward network.
 * :func:`encoder_layer_parameters`: how many parameters an encoder layer holds;
-* :func:`fold_layer_norm`: LayerNorm's gamma and beta folded into the linear layer after it;
+* :func:`fold_layer_norm`: LayerNorm's gamma and beta folded into the linear layers that read
+  its output, as in a pre-norm layer (not in post-norm, whose residual stream carries the
+  LayerNorm's output too);
 * :func:`neighbour_feed_forward`: a feed-forward network whose first layer is a 1-D
   convolution of kernel size 3, written without a convolution;
 * :func:`masked_mean_pool`: the mean of an encoder's outputs over the real tokens only.
@@ -275,6 +277,13 @@ def _explain_fold(got_w: torch.Tensor, got_b: torch.Tensor, gamma: torch.Tensor,
                                   "scales each input feature, so it multiplies the columns "
                                   "of the weight").format(what=what))
     if got_w.shape == w.T.shape == w.shape and same(got_w, g[:, None] * w, right_w):
+        if same(got_b, g * c + b, right_b):
+            raise _CheckFailedError(_("on {what} gamma and beta are applied to the output of "
+                                      "the linear layer, as if the LayerNorm came after it: "
+                                      "here the LayerNorm comes first and the linear layer "
+                                      "reads its output, so gamma scales the columns of the "
+                                      "weight and beta goes through it, W beta + b")
+                                    .format(what=what))
         raise _CheckFailedError(_("on {what} gamma multiplies the rows of the weight; it "
                                   "scales the input features, which are its columns")
                                 .format(what=what))
@@ -295,11 +304,51 @@ def _explain_fold(got_w: torch.Tensor, got_b: torch.Tensor, gamma: torch.Tensor,
             raise _CheckFailedError(message.format(what=what))
 
 
+def _fold_pre_norm_layer(f: Callable) -> None:
+    """Fold both LayerNorms of a pre-norm encoder layer into the linear layers that read them
+    (``norm1`` into W_q, W_k and W_v, ``norm2`` into the feed-forward network's first layer),
+    with the reader's function, and compare the layer's output with the original's. This is
+    where the folding is exact: in pre-norm each LayerNorm's output feeds those linear layers
+    and nothing else (in post-norm it is also the residual stream, which has no weight to
+    absorb gamma and beta)."""
+    from ..layers import EncoderLayer
+
+    what = _("a pre-norm encoder layer, its two LayerNorms folded into the linear layers "
+             "that read them")
+    g = torch.Generator().manual_seed(76)
+    torch.manual_seed(76)  # the layer's initial weights (the caller's random state is restored)
+    layer = EncoderLayer(8, 2, 16, dropout=0.0, norm_first=True).double().eval()
+    x = torch.randn(2, 5, 8, generator=g, dtype=torch.float64)
+    with torch.no_grad():
+        for norm in (layer.norm1, layer.norm2):
+            norm.weight.copy_(torch.randn(8, generator=g, dtype=torch.float64) * 0.5 + 1)
+            norm.bias.copy_(torch.randn(8, generator=g, dtype=torch.float64))
+        expected = layer(x)
+        readers = ((layer.norm1, (layer.self_attn.W_q, layer.self_attn.W_k,
+                                  layer.self_attn.W_v)),
+                   (layer.norm2, (layer.ff.linear1,)))
+        for norm, linears in readers:
+            for linear in linears:
+                got = _parts(_call(f, norm.weight.clone(), norm.bias.clone(),
+                                   linear.weight.clone(), linear.bias.clone(), what=what),
+                             2, "(new_weight, new_bias)", what=what)
+                new_weight, new_bias = (_as_tensor(t, what=what) for t in got)
+                _compare(new_weight, linear.weight * norm.weight, what=what, atol=1e-5)
+                _compare(new_bias, linear.weight @ norm.bias + linear.bias, what=what,
+                         atol=1e-5)
+                linear.weight.copy_(new_weight.double())
+                linear.bias.copy_(new_bias.double())
+            norm.weight.fill_(1.0)  # what is left of the LayerNorm: (x - mean) / std
+            norm.bias.zero_()
+        _compare(layer(x), expected, what=what, atol=1e-5)
+
+
 def fold_layer_norm(fn: Callable[..., tuple]) -> CheckResult:
     """Check ``fn(gamma, beta, weight, bias)`` -> ``(new_weight, new_bias)`` such that
     ``normalised @ new_weight.T + new_bias == linear(gamma * normalised + beta)`` for every
     normalised vector: ``new_weight = weight * gamma`` (each column scaled) and
-    ``new_bias = weight @ beta + bias``."""
+    ``new_bias = weight @ beta + bias``; then, with it, fold the two LayerNorms of a pre-norm
+    encoder layer into the linear layers that read them, and compare the layer's outputs."""
     def body(f: Callable) -> str:
         probe = torch.randn(7, 12, generator=torch.Generator().manual_seed(73))
         for what, gamma, beta, weight, bias in _fold_cases():
@@ -316,8 +365,10 @@ def fold_layer_norm(fn: Callable[..., tuple]) -> CheckResult:
                                 bias.double())
             _compare(normalised @ got_w.double().T + got_b.double(), expected, what=what,
                      atol=1e-5)
+        _fold_pre_norm_layer(f)
         return _("gamma scales the columns of the weight, and beta goes through it into the "
-                 "bias: W diag(gamma), W beta + b")
+                 "bias: W diag(gamma), W beta + b; a pre-norm layer folded so gives the same "
+                 "outputs")
     return _run("fold_layer_norm", fn, body)
 
 
