@@ -36,6 +36,23 @@ def neighbour_feed_forward(x, w1, b1, w2, b2):
     return F.relu(hidden) @ w2.T + b2
 
 
+def encoder_layer_flops(d_model, num_heads, d_ff, length):
+    projections = 4 * 2 * length * d_model * d_model        # W_q, W_k, W_v, W_o
+    attention = 2 * 2 * length * length * d_model           # Q K^T and weights @ V, all heads
+    ffn = 2 * 2 * length * d_model * d_ff
+    return projections + attention + ffn
+
+
+def qk_norm_scores(q, k):
+    d_k = q.shape[-1]
+    q_hat, k_hat = F.layer_norm(q, (d_k,)), F.layer_norm(k, (d_k,))
+    return q_hat @ k_hat.transpose(-2, -1) / d_k ** 0.5
+
+
+def over_positions(t):  # a classic mistake: LayerNorm over the L positions, not the d_k entries
+    return F.layer_norm(t.transpose(-2, -1), t.shape[-2:-1]).transpose(-2, -1)
+
+
 def masked_mean_pool(hidden, keep):
     weights = keep[..., None].to(hidden.dtype)
     return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1)
@@ -114,6 +131,33 @@ CASES = {
         (lambda d, h, f: 4 * (d * d + d) + 4 * d, ["feed-forward network is missing"]),
         (lambda d, h, f: encoder_layer_parameters(d, h, f) + 1, ["off by 1"]),
         (lambda d, h, f: encoder_layer_parameters(d, h, f) + 0.5, ["not a whole number"]),
+    ]),
+    "encoder_layer_flops": (encoder_layer_flops, [
+        (lambda d, h, f, n: encoder_layer_flops(d, h, f, n) // 2, ["multiply-adds"]),
+        (lambda d, h, f, n: encoder_layer_flops(d, h, f, n) + (h - 1) * 4 * n * n * d,
+         ["each head works in d_model / h"]),
+        (lambda d, h, f, n: 8 * n * d * d + 4 * n * d * f, ["square of the length"]),
+        (lambda d, h, f, n: encoder_layer_flops(d, h, f, n) - 2 * n * n * d,
+         ["one of the two products"]),
+        (lambda d, h, f, n: encoder_layer_flops(d, h, f, n) - 2 * n * d * d, ["W_o"]),
+        (lambda d, h, f, n: 8 * n * d * d + 4 * n * n * d, ["feed-forward network is missing"]),
+        (lambda d, h, f, n: encoder_layer_flops(d, h, f, n) + 1, ["off by 1"]),
+        (lambda d, h, f, n: encoder_layer_flops(d, h, f, n) + 0.5,
+         ["not a whole number", "operations"]),
+    ]),
+    "qk_norm_scores": (qk_norm_scores, [
+        (lambda q, k: qk_norm_scores(q, k) * q.shape[-1] ** 0.5, ["sqrt(d_k)"]),
+        (lambda q, k: F.layer_norm(q, q.shape[-1:]) @ k.transpose(-2, -1) / q.shape[-1] ** 0.5,
+         ["only the queries"]),
+        (lambda q, k: (q / q.pow(2).mean(-1, keepdim=True).add(1e-5).sqrt())
+         @ (k / k.pow(2).mean(-1, keepdim=True).add(1e-5).sqrt()).transpose(-2, -1)
+         / q.shape[-1] ** 0.5, ["RMSNorm"]),
+        (lambda q, k: F.normalize(q, dim=-1) @ F.normalize(k, dim=-1).transpose(-2, -1)
+         / q.shape[-1] ** 0.5, ["length 1"]),
+        (lambda q, k: over_positions(q) @ over_positions(k).transpose(-2, -1)
+         / q.shape[-1] ** 0.5, ["over the positions"]),
+        (lambda q, k: q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5, ["off by"]),
+        (lambda q, k: qk_norm_scores(q, k)[..., 0], ["shape"]),
     ]),
 }
 

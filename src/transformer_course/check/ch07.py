@@ -3,6 +3,10 @@
 * :func:`rms_norm`: RMSNorm, LayerNorm without the centring and without the shift.
 * :func:`gated_feed_forward`: the SwiGLU variant of the position-wise feed-forward network.
 * :func:`encoder_layer_parameters`: how many parameters an encoder layer holds;
+* :func:`encoder_layer_flops`: how much work an encoder layer does on a sequence, and where the
+  products that grow with the square of its length take over;
+* :func:`qk_norm_scores`: LayerNorm applied to each head's queries and keys (QK-norm), which
+  bounds the attention scores;
 * :func:`fold_layer_norm`: LayerNorm's gamma and beta folded into the linear layers that read
   its output, as in a pre-norm layer (not in post-norm, whose residual stream carries the
   LayerNorm's output too);
@@ -35,11 +39,13 @@ from ._core import (
 )
 
 __all__ = [
+    "encoder_layer_flops",
     "encoder_layer_parameters",
     "fold_layer_norm",
     "gated_feed_forward",
     "masked_mean_pool",
     "neighbour_feed_forward",
+    "qk_norm_scores",
     "rms_norm",
 ]
 
@@ -166,7 +172,7 @@ def gated_feed_forward(fn: Callable[..., torch.Tensor]) -> CheckResult:
 
 # --- counting parameters ------------------------------------------------------------------------
 
-def _whole_number(got: object, *, what: str) -> int:
+def _whole_number(got: object, *, what: str, count: str | None = None) -> int:
     """A whole number from an int, a float or a one-element tensor; a message otherwise."""
     value = got
     if isinstance(got, torch.Tensor) and got.numel() == 1 and got.device.type != "meta" \
@@ -180,6 +186,10 @@ def _whole_number(got: object, *, what: str) -> int:
         raise _CheckFailedError(_("on {what} expected a whole number, got {value}")
                                 .format(what=what, value=_num(number)))
     if abs(number - round(number)) > 1e-6:
+        if count is not None:
+            raise _CheckFailedError(_("on {what} got {value}, which is not a whole number: "
+                                      "{count} is an integer")
+                                    .format(what=what, value=_num(number), count=count))
         raise _CheckFailedError(_("on {what} got {value}, which is not a whole number: a "
                                   "count of parameters is an integer")
                                 .format(what=what, value=_num(number)))
@@ -243,6 +253,134 @@ def encoder_layer_parameters(fn: Callable[[int, int, int], int]) -> CheckResult:
         return _("4 (d^2 + d) for attention, 2 d d_ff + d_ff + d for the feed-forward "
                  "network, 4 d for the LayerNorms; the number of heads changes nothing")
     return _run("encoder_layer_parameters", fn, body)
+
+
+# --- counting the work of a layer -------------------------------------------------------------
+
+def _layer_flops(d: int, d_ff: int, length: int) -> int:
+    """The FLOPs of the matrix products of one encoder layer on one sequence, product by
+    product (an (n x m) by (m x p) product: n m p multiply-adds, 2 n m p FLOPs)."""
+    projections = 4 * 2 * length * d * d  # W_q, W_k, W_v and W_o: (L x d) by (d x d)
+    scores = 2 * length * length * d      # Q K^T, all heads: h (L x d/h) by (d/h x L)
+    mix = 2 * length * length * d         # weights V, all heads: h (L x L) by (L x d/h)
+    ffn = 2 * 2 * length * d * d_ff       # (L x d) by (d x d_ff), then (L x d_ff) by (d_ff x d)
+    return projections + scores + mix + ffn
+
+
+def _explain_flops(got: int, d: int, h: int, d_ff: int, length: int, what: str) -> None:
+    """Name the classic counting mistakes."""
+    right = _layer_flops(d, d_ff, length)
+    square = 4 * length * length * d
+    mistakes = [
+        (right // 2, _("on {what} got {got}, expected {expected}: that is the number of "
+                       "multiply-adds; each one is two floating-point operations")),
+        (right + (h - 1) * square,
+         _("on {what} got {got}, expected {expected}: the scores and the weighted sum are "
+           "counted with all d_model dimensions in each of the {h} heads; each head works in "
+           "d_model / h of them")),
+        (right - square, _("on {what} got {got}, expected {expected}: the scores Q K^T and "
+                           "the weighted sum of the values are missing, the two products that "
+                           "grow like the square of the length")),
+        (right - square // 2, _("on {what} got {got}, expected {expected}: one of the two "
+                                "products of the attention weights is missing (the scores Q "
+                                "K^T, or the weights times V)")),
+        (right - 2 * length * d * d, _("on {what} got {got}, expected {expected}: the output "
+                                       "projection W_o is missing")),
+        (right - 4 * length * d * d_ff, _("on {what} got {got}, expected {expected}: the "
+                                          "feed-forward network is missing")),
+    ]
+    for value, message in mistakes:
+        if value != right and got == value:
+            raise _CheckFailedError(message.format(what=what, got=_num(got),
+                                                   expected=_num(right), h=_num(h)))
+
+
+def encoder_layer_flops(fn: Callable[[int, int, int, int], int]) -> CheckResult:
+    """Check ``fn(d_model, num_heads, d_ff, length)`` -> the floating-point operations of the
+    matrix products of one encoder layer on one sequence of ``length`` positions:
+    ``8 L d^2`` for the four projections, ``4 L^2 d`` for the scores and the weighted sum of
+    the values (all heads together), ``4 L d d_ff`` for the feed-forward network."""
+    def body(f: Callable) -> str:
+        cases = ((64, 4, 128, 10), (512, 8, 2048, 512), (512, 1, 2048, 512),
+                 (768, 12, 3072, 128), (6, 3, 10, 1))
+        for d, h, d_ff, length in cases:
+            what = _("d_model = {d}, {h} heads, d_ff = {d_ff}, a sequence of {length} "
+                     "positions").format(d=_num(d), h=_num(h), d_ff=_num(d_ff),
+                                         length=_num(length))
+            got = _whole_number(_call(f, d, h, d_ff, length, what=what), what=what,
+                                count=_("a count of operations"))
+            _explain_flops(got, d, h, d_ff, length, what)
+            expected = _layer_flops(d, d_ff, length)
+            if got != expected:
+                raise _CheckFailedError(_("on {what} got {got}, expected {expected} (off by "
+                                          "{error})").format(what=what, got=_num(got),
+                                                             expected=_num(expected),
+                                                             error=_num(got - expected)))
+        return _("8 L d^2 for the projections, 4 L^2 d for the scores and the weighted sum, "
+                 "4 L d d_ff for the feed-forward network; the number of heads changes "
+                 "nothing")
+    return _run("encoder_layer_flops", fn, body)
+
+
+# --- normalising queries and keys ------------------------------------------------------------
+
+def _qk_reference(q: torch.Tensor, k: torch.Tensor, *, centre: bool = True,
+                  scale: bool = True, keys: bool = True, unit: bool = False,
+                  dim: int = -1) -> torch.Tensor:
+    """The right scores and the classic mistakes, in float64."""
+    q, k = q.double(), k.double()
+    d_k = q.shape[-1]
+
+    def norm(t: torch.Tensor) -> torch.Tensor:
+        if unit:
+            return F.normalize(t, dim=-1)
+        if dim != -1:
+            centred = t - t.mean(dim, keepdim=True)
+            return centred / torch.sqrt(centred.pow(2).mean(dim, keepdim=True) + 1e-5)
+        if not centre:
+            return t / torch.sqrt(t.pow(2).mean(-1, keepdim=True) + 1e-5)
+        return F.layer_norm(t, (d_k,), eps=1e-5)
+
+    q_hat = norm(q)
+    k_hat = norm(k) if keys else k
+    scores = q_hat @ k_hat.transpose(-2, -1)  # (B, H, L, L)
+    return scores / math.sqrt(d_k) if scale else scores
+
+
+def qk_norm_scores(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> CheckResult:
+    """Check ``fn(q, k)`` -> ``(B, H, L, L)`` scores ``q_hat k_hat^T / sqrt(d_k)``, where each
+    query and each key ``(B, H, L, d_k)`` is normalised over its ``d_k`` entries as LayerNorm
+    does, without gamma and beta (eps = 1e-5): QK-norm."""
+    def body(f: Callable) -> str:
+        g = torch.Generator().manual_seed(77)
+        cases = (
+            (_("queries and keys of a few units, away from zero"), (2, 2, 5, 8), 3.0, 2.0),
+            (_("queries and keys a hundred times larger"), (1, 3, 4, 16), 100.0, -50.0),
+        )
+        for what, shape, spread, shift in cases:
+            q = torch.randn(*shape, generator=g) * spread + shift
+            k = torch.randn(*shape, generator=g) * spread - shift / 2
+            got = _call(f, q.clone(), k.clone(), what=what)
+            expected = _qk_reference(q, k)
+            _name_mistake(got, expected, [
+                (_qk_reference(q, k, scale=False),
+                 _("on {what} the scores are not divided by sqrt(d_k)")),
+                (_qk_reference(q, k, keys=False),
+                 _("on {what} only the queries are normalised: the keys are too")),
+                (_qk_reference(q, k, centre=False),
+                 _("on {what} the mean is not subtracted (that is RMSNorm): LayerNorm "
+                   "centres each vector first")),
+                (_qk_reference(q, k, unit=True),
+                 _("on {what} the vectors are scaled to length 1 (F.normalize): LayerNorm "
+                   "centres them and leaves a length of sqrt(d_k)")),
+                (_qk_reference(q, k, dim=-2),
+                 _("on {what} the normalisation runs over the positions: each query and each "
+                   "key is normalised on its own, over its d_k entries")),
+            ], what)
+            _compare(got, expected, what=what, atol=1e-4)
+        return _("each query and key centred and scaled over its d_k entries, then the "
+                 "scaled dot product: no score can exceed sqrt(d_k)")
+    return _run("qk_norm_scores", fn, body)
 
 
 # --- folding LayerNorm into the next linear layer -------------------------------------------
@@ -477,6 +615,5 @@ def masked_mean_pool(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -
                    "sum")),
             ], what)
             _compare(got_tensor, expected, what=what, atol=1e-5)
-        return _("the mean over the real tokens only: a padded sequence pools exactly as "
-                 "it would alone")
+        return _("the mean over the real tokens only: the padding takes no part in it")
     return _run("masked_mean_pool", fn, body)
