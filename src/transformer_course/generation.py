@@ -193,7 +193,7 @@ def next_token_probabilities(logits: torch.Tensor, *, temperature: float = 1.0,
     Args:
         logits: ``(..., V)`` scores of the next token.
         temperature: ``T >= 0``; ``T = 0`` is the one-hot argmax (greedy decoding).
-        top_k: keep only the ``k`` most likely tokens.
+        top_k: keep only the ``k`` most likely tokens (and any tied with the ``k``-th).
         top_p: keep only the fewest most likely tokens whose probabilities add up to at
             least ``top_p`` (``0 < top_p <= 1``), at this temperature.
 

@@ -193,7 +193,8 @@ class LanguageModel(nn.Module):
 
         Each step turns the last position's logits into a distribution with
         ``soft_argmax(logits, beta=1 / temperature)`` (temperature 0: the argmax, greedy
-        decoding), optionally keeps the ``top_k`` most likely tokens or the nucleus of mass
+        decoding), optionally keeps the ``top_k`` most likely tokens (with any tied with the
+        ``k``-th) or the nucleus of mass
         ``top_p``, and draws one (:func:`~transformer_course.generation.sample_next`).
 
         Prompts of different lengths go in one batch padded on the left or on the right:
@@ -216,7 +217,8 @@ class LanguageModel(nn.Module):
             attention_mask: ``(B, L0)``, 1 or True for the real tokens of ``prompt``, which
                 must be contiguous in each row (left or right padding).
             use_cache: keep the keys and values of the prefix (a KV cache) instead of
-                recomputing the whole sequence at each step. Both give the same tokens.
+                recomputing the whole sequence at each step. Both give the same logits up to
+                floating-point rounding, hence the same tokens unless two logits nearly tie.
             generator: the random stream of the draws (seed it to repeat a sample), on
                 the model's device.
 

@@ -1,6 +1,8 @@
 """The checkers of chapter 10's transfer exercises: the right answers pass, plausible wrong
 answers fail saying why, junk answers fail without crashing."""
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -24,7 +26,7 @@ JUNK = [None, (), [], float("nan"), float("inf"), "a string", True, (i for i in 
 
 @pytest.mark.parametrize("checker", [check.label_smoothing_loss, check.sample_next,
                                      check.beam_search, check.cached_self_attention,
-                                     check.kv_cache_bytes])
+                                     check.kv_cache_bytes, check.smoothing_floor])
 def test_junk_fails_without_crashing(checker):
     for junk in JUNK:
         result = checker(lambda *args, junk=junk, **kwargs: junk)
@@ -40,7 +42,7 @@ def test_junk_fails_without_crashing(checker):
 
 def test_the_checkers_are_exported():
     assert set(ch10.__all__) == {"label_smoothing_loss", "sample_next", "beam_search",
-                                 "cached_self_attention", "kv_cache_bytes"}
+                                 "cached_self_attention", "kv_cache_bytes", "smoothing_floor"}
     for name in ch10.__all__:
         assert getattr(check, name) is getattr(ch10, name)
 
@@ -459,3 +461,70 @@ def test_kv_cache_bytes_wrong_answers_say_why(wrong, words):
     result = check.kv_cache_bytes(wrong)
     assert not result
     assert words in result.message, result.message
+
+
+# --- the floor of label smoothing ---------------------------------------------------------------
+
+def smoothing_floor(epsilon, num_classes):
+    top, rest = 1 - epsilon + epsilon / num_classes, epsilon / num_classes
+    spread = (num_classes - 1) * rest * math.log(rest) if rest > 0 else 0.0
+    return -top * math.log(top) - spread
+
+
+def test_smoothing_floor_right_answers_pass():
+    assert check.smoothing_floor(smoothing_floor)
+    assert check.smoothing_floor(lambda e, v: torch.tensor(smoothing_floor(e, v)))  # a tensor too
+    assert check.smoothing_floor(smoothing_floor, epsilon=0.3, num_classes=7)
+
+
+@pytest.mark.parametrize(("epsilon", "classes"), [(0.1, 10), (0.1, 96), (0.25, 2), (0.3, 7)])
+def test_the_floor_is_what_pytorch_reaches_and_nothing_goes_below(epsilon, classes):
+    """The floor is F.cross_entropy(..., label_smoothing=epsilon) at p = q, and no other
+    prediction goes below it."""
+    q = torch.full((1, classes), epsilon / classes, dtype=torch.float64)
+    q[0, 0] += 1 - epsilon
+    at_q = F.cross_entropy(q.log(), torch.tensor([0]), label_smoothing=epsilon).item()
+    assert at_q == pytest.approx(ch10._floor(epsilon, classes), abs=1e-12)
+    logits = torch.randn(500, classes, generator=torch.Generator().manual_seed(0),
+                         dtype=torch.float64) * 4
+    losses = F.cross_entropy(logits, torch.zeros(500, dtype=torch.long), label_smoothing=epsilon,
+                             reduction="none")
+    assert losses.min().item() >= ch10._floor(epsilon, classes) - 1e-12
+
+
+@pytest.mark.parametrize(("wrong", "words"), [
+    (lambda e, v: 0.0, ["got 0", "q itself"]),
+    (lambda e, v: -math.log(1 - e), ["-log(1 - epsilon)", "every class"]),
+    (lambda e, v: -math.log(1 - e + e / v), ["-log q_y", "V - 1 other classes"]),
+    (lambda e, v: ch10._floor(e, v, others_only=True), ["V - 1 wrong classes"]),
+    (lambda e, v: 1.0, ["expected 0"]),
+])
+def test_smoothing_floor_wrong_answers_say_why(wrong, words):
+    result = check.smoothing_floor(wrong)
+    assert not result
+    for word in words:
+        assert word in result.message, (word, result.message)
+
+
+@pytest.mark.parametrize(("kwargs", "error", "name"), [
+    (dict(epsilon=1.0, num_classes=3), ValueError, "epsilon"),
+    (dict(epsilon=-0.1, num_classes=3), ValueError, "epsilon"),
+    (dict(epsilon="0.1", num_classes=3), TypeError, "epsilon"),
+    (dict(epsilon=0.1, num_classes=1), ValueError, "num_classes"),
+    (dict(epsilon=0.1, num_classes=2.5), TypeError, "num_classes"),
+    (dict(epsilon=0.1), TypeError, "num_classes"),
+])
+def test_smoothing_floor_bad_input_names_the_argument(kwargs, error, name):
+    with pytest.raises(error, match=name):
+        check.smoothing_floor(smoothing_floor, **kwargs)
+
+
+def test_smoothing_floor_speaks_french_and_italian():
+    for lang, words in (("fr", ["epsilon = 0,1", "10 classes", "q"]),
+                        ("it", ["epsilon = 0,1", "10 classi", "q"])):
+        tc.set_language(lang)
+        result = check.smoothing_floor(lambda e, v: 0.0)
+        assert not result
+        for word in words:
+            assert word in result.message, (lang, word, result.message)
+        assert "no prediction" not in result.message

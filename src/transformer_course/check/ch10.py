@@ -2,6 +2,7 @@
 
 * :func:`label_smoothing_loss`: the cross-entropy against smoothed targets, written by hand
   and compared with ``F.cross_entropy(..., label_smoothing=epsilon)``;
+* :func:`smoothing_floor`: the lowest loss label smoothing lets any prediction reach;
 * :func:`sample_next`: draw the next token with a temperature, top-k and top-p (nucleus)
   sampling, as a language model's ``generate`` does;
 * :func:`beam_search`: beam search over a decoder-only model's own continuations;
@@ -18,6 +19,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
+from .._checks import check_int, check_real
 from ..i18n import N_, format_number
 from ..i18n import gettext as _
 from ._core import (
@@ -34,7 +36,7 @@ from ._core import (
 )
 
 __all__ = ["beam_search", "cached_self_attention", "kv_cache_bytes", "label_smoothing_loss",
-           "sample_next"]
+           "sample_next", "smoothing_floor"]
 
 
 def _close(got: torch.Tensor, other: torch.Tensor, atol: float = 1e-5) -> bool:
@@ -138,6 +140,98 @@ def label_smoothing_loss(fn: Callable[[torch.Tensor, torch.Tensor, float], torch
         return _("equals F.cross_entropy(..., label_smoothing=epsilon): 1 - epsilon on the "
                  "true class, epsilon / V on every class, averaged over the examples")
     return _run("label_smoothing_loss", fn, body)
+
+
+# --- the floor of label smoothing -------------------------------------------------------------
+
+def _floor(epsilon: float, vocab: int, *, others_only: bool = False) -> float:
+    """The smallest cross-entropy against the smoothed target ``q`` over ``vocab`` classes:
+    the entropy of ``q``, reached at ``p = q`` (``others_only``: epsilon spread over the
+    ``vocab - 1`` wrong classes, a common variant, not PyTorch's)."""
+    rest = epsilon / (vocab - 1) if others_only else epsilon / vocab
+    top = 1 - epsilon if others_only else 1 - epsilon + rest
+    spread = (vocab - 1) * rest * math.log(rest) if rest > 0 else 0.0
+    return -top * math.log(top) - spread
+
+
+# (epsilon, num_classes): no smoothing, the original Transformer's 0.1, two classes, a large
+# vocabulary (every typical mistake gives a different number on the 0.1 cases)
+_FLOOR_CASES = [(0.0, 5), (0.1, 10), (0.1, 96), (0.25, 2), (0.2, 32000)]
+
+
+def _as_real(got: object, *, what: str) -> float:
+    """A real number from a float, an int or a one-element real tensor."""
+    value = got
+    if isinstance(got, torch.Tensor) and got.numel() == 1 and got.device.type != "meta" \
+            and not got.is_complex():
+        value = got.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise _CheckFailedError(_("on {what} expected a number, got {kind}")
+                                .format(what=what, kind=_kind(got)))
+    if not math.isfinite(float(value)):
+        raise _CheckFailedError(_("on {what} got {value}, which is not a finite number")
+                                .format(what=what, value=_num(float(value))))
+    return float(value)
+
+
+def smoothing_floor(fn: Callable[[float, int], float], *, epsilon: object = None,
+                    num_classes: object = None) -> CheckResult:
+    """Check ``fn(epsilon, num_classes)`` -> the smallest cross-entropy that any prediction
+    ``p`` can reach against the smoothed target ``q = (1 - epsilon) one_hot + epsilon / V``
+    (PyTorch's ``label_smoothing``) over ``V = num_classes`` classes: the entropy of ``q``,
+    reached at ``p = q``.
+
+    Args:
+        fn: the reader's function.
+        epsilon, num_classes: one more case to check, besides the checker's own (give both):
+            ``0 <= epsilon < 1`` and an int ``num_classes >= 2``.
+
+    Raises:
+        TypeError, ValueError: naming ``epsilon`` or ``num_classes`` when they are not a
+            smoothing and a number of classes.
+    """
+    cases = list(_FLOOR_CASES)
+    if epsilon is not None or num_classes is not None:
+        if epsilon is None or num_classes is None:
+            raise TypeError("epsilon and num_classes go together: give both or neither")
+        smoothing = check_real("epsilon", epsilon, low=0.0, high=1.0, high_open=True)
+        classes = check_int("num_classes", num_classes)
+        if classes < 2:
+            raise ValueError(f"num_classes must be an int >= 2, got {num_classes!r}")
+        cases.append((smoothing, classes))
+
+    def body(f: Callable) -> str:
+        for eps, vocab in cases:
+            what = _("epsilon = {epsilon}, {v} classes").format(epsilon=_num(eps), v=_num(vocab))
+            got = _as_real(_call(f, eps, vocab, what=what), what=what)
+            expected = _floor(eps, vocab)
+            if abs(got - expected) <= 1e-5 * max(1.0, abs(expected)):
+                continue
+            facts = dict(what=what, got=_num(got), expected=_num(expected))
+            top = 1 - eps + eps / vocab
+            mistakes = [
+                (0.0, _("on {what} got 0: with label smoothing no prediction reaches a loss of "
+                        "0; the best one predicts the smoothed target q itself")),
+                (-math.log(1 - eps), _("on {what} got {got} = -log(1 - epsilon): the target "
+                                       "is not 1 - epsilon on the true class alone; the loss "
+                                       "-sum_j q_j log p_j counts every class, and is lowest "
+                                       "at p = q")),
+                (-math.log(top), _("on {what} got {got} = -log q_y, the true class's term "
+                                   "only: the loss -sum_j q_j log p_j also counts the V - 1 "
+                                   "other classes, each with q_j = epsilon / V")),
+                (_floor(eps, vocab, others_only=True),
+                 _("on {what} got {got}: epsilon is spread over the V - 1 wrong classes; "
+                   "PyTorch's label smoothing gives epsilon / V to every class, the true one "
+                   "included")),
+            ]
+            for wrong, message in mistakes:
+                if abs(wrong - expected) > 1e-6 and abs(got - wrong) <= 1e-5 * max(1.0, wrong):
+                    raise _CheckFailedError(message.format(**facts))
+            raise _CheckFailedError(_("on {what} got {got}, expected {expected}").format(**facts))
+        return _("the entropy of the smoothed target: the loss is lowest when the prediction "
+                 "is the target q itself, 1 - epsilon + epsilon / V on the true class and "
+                 "epsilon / V on each other one")
+    return _run("smoothing_floor", fn, body)
 
 
 # --- nucleus (top-p) sampling: the reference --------------------------------------------------
