@@ -313,10 +313,10 @@ def test_the_progress_table_names_bad_chapters(chapters, words):
 @pytest.mark.parametrize(("lang", "names"), [
     ("en", ["picture A. Row “a”: “b” 100%. Row “b”: “a” 50%, “b” 50%.",
             "picture B. Row “a”: “a”, “b”. Row “b”: nothing."]),
-    ("fr", ["image A. Ligne «\u00a0a\u00a0» : «\u00a0b\u00a0» 100\u00a0%. Ligne «\u00a0b\u00a0» : "
-            "«\u00a0a\u00a0» 50\u00a0%, «\u00a0b\u00a0» 50\u00a0%.",
-            "image B. Ligne «\u00a0a\u00a0» : «\u00a0a\u00a0», «\u00a0b\u00a0». "
-            "Ligne «\u00a0b\u00a0» : rien."]),
+    ("fr", ["image A. Ligne «\u00a0a\u00a0»\u00a0: «\u00a0b\u00a0» 100\u00a0%. "
+            "Ligne «\u00a0b\u00a0»\u00a0: «\u00a0a\u00a0» 50\u00a0%, «\u00a0b\u00a0» 50\u00a0%.",
+            "image B. Ligne «\u00a0a\u00a0»\u00a0: «\u00a0a\u00a0», «\u00a0b\u00a0». "
+            "Ligne «\u00a0b\u00a0»\u00a0: rien."]),
     ("it", ["immagine A. Riga «a»: «b» 100%. Riga «b»: «a» 50%, «b» 50%.",
             "immagine B. Riga «a»: «a», «b». Riga «b»: niente."]),
 ])
