@@ -255,8 +255,8 @@ def cross_attention_widths(fn: Callable[..., torch.Tensor]) -> CheckResult:
             except _CheckFailedError:
                 _explain_widths(got_tensor, y, memory, weights, heads, what)
                 raise
-        return _("W_k and W_v bring the memory into the queries' space; the output has the "
-                 "decoder's width, one row per decoder position")
+        return _("W_k brings the memory into the queries' space and W_v into the values'; the "
+                 "output has the decoder's width, one row per decoder position")
     return _run("cross_attention_widths", fn, body)
 
 
