@@ -5,6 +5,7 @@ student's function and compare what it returns, turning any failure into a sente
 from __future__ import annotations
 
 import html
+import numbers
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -90,6 +91,18 @@ def _kind(obj: object) -> str:
 
 
 # --- calling the reader's function and comparing ------------------------------------------
+
+
+def _number(got: object, *, what: str) -> float:
+    """A number from an int, a float or a one-element tensor; a message otherwise."""
+    value = got
+    if isinstance(got, torch.Tensor) and got.numel() == 1 and got.device.type != "meta" \
+            and not got.is_complex():
+        value = got.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise _CheckFailedError(_("on {what} expected a number, got {kind}")
+                                .format(what=what, kind=_kind(got)))
+    return float(value)
 
 def _call(fn: Callable, *args: object, what: str) -> object:
     try:

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 
 import torch
@@ -26,8 +25,8 @@ from ._core import (
     _call,
     _CheckFailedError,
     _compare,
-    _kind,
     _num,
+    _number,
     _run,
     _shape,
 )
@@ -124,18 +123,6 @@ def _explain_soft_maximum(got: object, scores: torch.Tensor, beta: float,
 
 
 # --- the inverse temperature at which a weight peaks ----------------------------------------------
-
-def _number(got: object, *, what: str) -> float:
-    """A number from an int, a float or a one-element tensor; a message otherwise."""
-    value = got
-    if isinstance(got, torch.Tensor) and got.numel() == 1 and got.device.type != "meta" \
-            and not got.is_complex():
-        value = got.item()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise _CheckFailedError(_("on {what} expected a number, got {kind}")
-                                .format(what=what, kind=_kind(got)))
-    return float(value)
-
 
 def _as_beta(got: object, *, what: str) -> float:
     """A number from an int, a float or a one-element tensor; infinity is allowed."""

@@ -31,6 +31,7 @@ from ._core import (
     _ints,
     _kind,
     _num,
+    _number,
     _run,
     _shape,
 )
@@ -161,13 +162,7 @@ _FLOOR_CASES = [(0.0, 5), (0.1, 10), (0.1, 96), (0.25, 2), (0.2, 32000)]
 
 def _as_real(got: object, *, what: str) -> float:
     """A real number from a float, an int or a one-element real tensor."""
-    value = got
-    if isinstance(got, torch.Tensor) and got.numel() == 1 and got.device.type != "meta" \
-            and not got.is_complex():
-        value = got.item()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise _CheckFailedError(_("on {what} expected a number, got {kind}")
-                                .format(what=what, kind=_kind(got)))
+    value = _number(got, what=what)
     if not math.isfinite(float(value)):
         raise _CheckFailedError(_("on {what} got {value}, which is not a finite number")
                                 .format(what=what, value=_num(float(value))))
