@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 LOCALE := src/transformer_course/locale
 
 .PHONY: setup book slides pdf test lint bench browser colab colab-runtime colab-check local \
-        local-check catalogs clean
+        local-base local-check catalogs clean
 
 # The languages that `make book`, `make slides` and `make pdf` build (one: `make book LANGS=fr`).
 LANGS ?= en fr it
@@ -81,6 +81,11 @@ local-check: setup
 local: setup
 	$(PY) tools/local_jupyter.py it --skip-unit-tests --threads 1
 
+# That venv's torch and JupyterLab alone (no wheel needed, nothing of .venv): `make test`
+# makes them while the toolchain installs, and `make local` adds the wheel.
+local-base:
+	$(PYTHON) tools/local_jupyter.py --base-only
+
 # The message catalogs of the package (gettext, managed with Babel): extract the messages
 # from the source, merge them into the fr and it catalogs, compile to check them.
 catalogs: setup
@@ -102,9 +107,11 @@ catalogs: setup
 # a module per worker at a time (--dist loadfile: a module's fixtures, the wheel's venv among
 # them, are made once; tests of one module on two workers once rebuilt that venv under the
 # other). Four workers on two cores gained nothing: the CPU is already busy.
-# Colab's runtime installs while the toolchain does (each pip install keeps one core busy).
+# Colab's runtime and the student's venv (torch, JupyterLab) install while the toolchain does:
+# pip spends much of its time unpacking and writing files, so the two cores are not yet full
+# then, while from the chapters on they are (the venv, made among them, took 2 to 12 minutes).
 test:
-	$(MAKE) --no-print-directory -j2 setup colab-runtime
+	$(MAKE) --no-print-directory -j3 setup colab-runtime local-base
 	$(MAKE) --no-print-directory lint browser
 	$(MAKE) --no-print-directory -j3 book colab local
 	TC_PACKAGE_TESTS=wheel $(PY) -m pytest -n auto --maxprocesses 4 --dist loadfile

@@ -11,7 +11,9 @@ machine, with a fresh virtual environment and only what the README tells them to
 2. A fresh virtual environment (``_build/local/venv``): ``torch==2.13.0`` first (the CPU
    wheel this machine has), then the wheel with its ``course`` and ``test`` extras plus
    ``jupyterlab`` (which brings ipykernel, and no ipywidgets), as the README says.
-   ``pip check`` must be clean, and ipywidgets must be absent.
+   ``pip check`` must be clean, and ipywidgets must be absent. ``--base-only`` makes the
+   part that needs no wheel (torch, then JupyterLab) and stops: ``make test`` runs it while
+   the toolchain installs, and step 2 then adds the wheel to that environment.
 3. The package's own unit tests, as the sdist ships them, run from an unpacked copy of the
    sdist by the environment's Python: they import the installed wheel, never the source
    tree (a test checks where ``transformer_course`` was imported from).
@@ -27,6 +29,7 @@ results) and the executed chapters under ``_build/local/executed/<lang>/``.
 
 Usage: python tools/local_jupyter.py [LANG ...] [--chapters NAME ...] [--skip-unit-tests]
                                     [--reuse] [--threads N]
+       python3 tools/local_jupyter.py --base-only   (torch and JupyterLab alone)
 ``tests/site/test_wheel.py`` (in ``make test``) runs steps 1 to 3; ``make local-check`` runs all
 four for the three languages. ``--reuse`` keeps an environment made from a wheel with the
 same files (and unchanged since) instead of making it again: ``python tools/local_jupyter.py
@@ -192,29 +195,68 @@ def reusable(wheel: Path) -> dict | None:
     return {**made, "seconds": 0.0, "reused": True}
 
 
+# --no-compile: the bytecode of what a kernel imports is written at its first import;
+# compiling every file at install time took 147 s against 80 s here, for no other change
+def pip_install(*requirements: str) -> None:
+    run(python(), "-m", "pip", "install", "--quiet", "--no-compile", *requirements,
+        env=clean_env())
+
+
+def base_key() -> str:
+    """What a base environment is made of: torch as pinned, JupyterLab, this Python."""
+    return f"{TORCH} jupyterlab {sys.version}"
+
+
+def create_base() -> float:
+    """The first half of step 2, which needs no wheel: a fresh environment with torch, then
+    JupyterLab. ``make test`` makes it while the toolchain installs (the standard library is
+    enough), and :func:`create_venv` adds the wheel to it; return its seconds."""
+    start = time.perf_counter()
+    shutil.rmtree(VENV, ignore_errors=True)
+    run(sys.executable, "-m", "venv", VENV)
+    pip_install(TORCH)
+    pip_install("jupyterlab")
+    seconds = round(time.perf_counter() - start, 1)
+    (VENV / "base.json").write_text(json.dumps({"key": base_key(), "seconds": seconds}),
+                                    encoding="utf-8")
+    return seconds
+
+
+def fresh_base() -> float | None:
+    """The seconds of a base environment that no wheel was installed into yet, if there is
+    one made with this torch and this Python."""
+    base = VENV / "base.json"
+    if not base.exists() or (VENV / "record.json").exists() or not python().exists():
+        return None
+    made = json.loads(base.read_text(encoding="utf-8"))
+    return made["seconds"] if made.get("key") == base_key() else None
+
+
 def create_venv(wheel: Path, *, reuse: bool = False) -> dict:
     """A fresh environment: torch first, then the wheel with its extras and JupyterLab.
 
     With ``reuse``, an environment made from a wheel with the same files (and still holding
-    the same packages) is kept: it is the one this wheel would make."""
+    the same packages) is kept: it is the one this wheel would make. A base made by
+    :func:`create_base` and not used yet is completed instead of made again."""
     if reuse and (made := reusable(wheel)) is not None:
         log(f"reusing {VENV.relative_to(ROOT)}: made from the same wheel, unchanged since")
         return made
     start = time.perf_counter()
-    shutil.rmtree(VENV, ignore_errors=True)
-    log(f"creating a fresh environment in {VENV.relative_to(ROOT)}")
-    run(sys.executable, "-m", "venv", VENV)
-    # --no-compile: the bytecode of what a kernel imports is written at its first import;
-    # compiling every file at install time took 147 s against 80 s here, for no other change
-    pip = (python(), "-m", "pip", "install", "--quiet", "--no-compile")
-    run(*pip, TORCH, env=clean_env())
-    run(*pip, f"transformer-course[{EXTRAS}] @ {wheel.resolve().as_uri()}", "jupyterlab",
-        env=clean_env())
+    if (base := fresh_base()) is not None:
+        log(f"adding the wheel to {VENV.relative_to(ROOT)} (torch and JupyterLab: made in "
+            f"{base:.0f} s beside the toolchain)")
+    else:
+        base = 0.0
+        log(f"creating a fresh environment in {VENV.relative_to(ROOT)}")
+        shutil.rmtree(VENV, ignore_errors=True)
+        run(sys.executable, "-m", "venv", VENV)
+        pip_install(TORCH)
+    pip_install(f"transformer-course[{EXTRAS}] @ {wheel.resolve().as_uri()}", "jupyterlab")
     check = run(python(), "-m", "pip", "check", env=clean_env(), check=False)
     packages = installed()
     site = run(python(), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"
                ).stdout.strip()
-    made = {"seconds": round(time.perf_counter() - start, 1), "site_packages": site,
+    made = {"seconds": round(base + time.perf_counter() - start, 1), "site_packages": site,
             "pip_check_ok": check.returncode == 0, "reused": False,
             "pip_check": (check.stdout + check.stderr).strip(), "packages": packages,
             "fingerprint": fingerprint(wheel)}
@@ -336,7 +378,13 @@ def main(argv: list[str]) -> int:
                              "1 beside other jobs, as the book build does)")
     parser.add_argument("--true-clock", action="store_true",
                         help="leave the kernels' clock alone (default: a clock that lies)")
+    parser.add_argument("--base-only", action="store_true",
+                        help="make the environment's torch and JupyterLab and stop (the "
+                             "standard library is enough)")
     args = parser.parse_args(argv)
+    if args.base_only:  # nothing of .venv is imported before this point
+        log(f"torch and JupyterLab installed in {create_base():.0f} s")
+        return 0
     sys.path.insert(0, str(ROOT / "tools" / "sphinxext"))
     from coursebook_kernels import use_private_ipc_kernels
 
