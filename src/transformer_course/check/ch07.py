@@ -233,6 +233,15 @@ def _explain_count(got: int, d: int, h: int, d_ff: int, what: str) -> None:
                                                    expected=_num(right), d=_num(d), h=_num(h)))
 
 
+def _exact_count(got: int, expected: int, what: str) -> None:
+    """A count (of parameters, of operations) is right or off by a number it names."""
+    if got != expected:
+        raise _CheckFailedError(_("on {what} got {got}, expected {expected} (off by "
+                                  "{error})").format(what=what, got=_num(got),
+                                                     expected=_num(expected),
+                                                     error=_num(got - expected)))
+
+
 def encoder_layer_parameters(fn: Callable[[int, int, int], int]) -> CheckResult:
     """Check ``fn(d_model, num_heads, d_ff)`` -> the number of trainable parameters of one
     encoder layer: the four attention projections and the two linear layers of the
@@ -244,12 +253,7 @@ def encoder_layer_parameters(fn: Callable[[int, int, int], int]) -> CheckResult:
                 d=_num(d), h=_num(h), d_ff=_num(d_ff))
             got = _whole_number(_call(f, d, h, d_ff, what=what), what=what)
             _explain_count(got, d, h, d_ff, what)
-            expected = _layer_count(d, h, d_ff)
-            if got != expected:
-                raise _CheckFailedError(_("on {what} got {got}, expected {expected} (off by "
-                                          "{error})").format(what=what, got=_num(got),
-                                                             expected=_num(expected),
-                                                             error=_num(got - expected)))
+            _exact_count(got, _layer_count(d, h, d_ff), what)
         return _("4 (d^2 + d) for attention, 2 d d_ff + d_ff + d for the feed-forward "
                  "network, 4 d for the LayerNorms; the number of heads changes nothing")
     return _run("encoder_layer_parameters", fn, body)
@@ -310,12 +314,7 @@ def encoder_layer_flops(fn: Callable[[int, int, int, int], int]) -> CheckResult:
             got = _whole_number(_call(f, d, h, d_ff, length, what=what), what=what,
                                 count=_("a count of operations"))
             _explain_flops(got, d, h, d_ff, length, what)
-            expected = _layer_flops(d, d_ff, length)
-            if got != expected:
-                raise _CheckFailedError(_("on {what} got {got}, expected {expected} (off by "
-                                          "{error})").format(what=what, got=_num(got),
-                                                             expected=_num(expected),
-                                                             error=_num(got - expected)))
+            _exact_count(got, _layer_flops(d, d_ff, length), what)
         return _("8 L d^2 for the projections, 4 L^2 d for the scores and the weighted sum, "
                  "4 L d d_ff for the feed-forward network; the number of heads changes "
                  "nothing")
