@@ -56,7 +56,7 @@ browser: setup
 # its own first cell. `make colab-check` runs the three languages and checks the results
 # (one torch thread per kernel: with two, chapter 8 overran the 600 s cell timeout on a
 # loaded machine).
-colab: setup
+colab: setup colab-runtime
 	$(PY) tools/colab_sim.py en --threads 1
 
 # Colab's runtime alone (a venv of Colab's packages, reused by the runs while they are
@@ -78,11 +78,11 @@ local-check: setup
 
 # What `make test` runs of it beside the book and the Colab simulation: the build, the fresh
 # venv (which tests/site/test_wheel.py then reuses for the unit tests) and the Italian chapters.
-local: setup
+local: setup local-base
 	$(PY) tools/local_jupyter.py it --skip-unit-tests --threads 1
 
-# That venv's torch and JupyterLab alone (no wheel needed, nothing of .venv): `make test`
-# makes them while the toolchain installs, and `make local` adds the wheel.
+# That venv without the wheel (torch, what the wheel asks for, JupyterLab; nothing of .venv):
+# `make test` makes it while the toolchain installs, and `make local` adds the wheel.
 local-base:
 	$(PYTHON) tools/local_jupyter.py --base-only
 
@@ -107,13 +107,13 @@ catalogs: setup
 # a module per worker at a time (--dist loadfile: a module's fixtures, the wheel's venv among
 # them, are made once; tests of one module on two workers once rebuilt that venv under the
 # other). Four workers on two cores gained nothing: the CPU is already busy.
-# Colab's runtime and the student's venv (torch, JupyterLab) install while the toolchain does:
-# pip spends much of its time unpacking and writing files, so the two cores are not yet full
-# then, while from the chapters on they are (the venv, made among them, took 2 to 12 minutes).
+# One make for all that comes before the tests, each step started as soon as what it needs
+# is there: Colab's runtime and the student's venv (all but the wheel) install beside the
+# toolchain, and the book does not wait for them. pip spends much of its time unpacking and
+# writing files, so the two cores are not yet full then, while from the chapters on they are
+# (the student's venv, made among the chapters, took from 2 to 12 minutes of a run).
 test:
-	$(MAKE) --no-print-directory -j3 setup colab-runtime local-base
-	$(MAKE) --no-print-directory lint browser
-	$(MAKE) --no-print-directory -j3 book colab local
+	$(MAKE) --no-print-directory -j4 lint book colab local
 	TC_PACKAGE_TESTS=wheel $(PY) -m pytest -n auto --maxprocesses 4 --dist loadfile
 
 bench: setup

@@ -12,8 +12,9 @@ machine, with a fresh virtual environment and only what the README tells them to
    wheel this machine has), then the wheel with its ``course`` and ``test`` extras plus
    ``jupyterlab`` (which brings ipykernel, and no ipywidgets), as the README says.
    ``pip check`` must be clean, and ipywidgets must be absent. ``--base-only`` makes the
-   part that needs no wheel (torch, then JupyterLab) and stops: ``make test`` runs it while
-   the toolchain installs, and step 2 then adds the wheel to that environment.
+   part that needs no wheel (torch, then what the wheel and its extras ask for, as
+   pyproject.toml lists it, and JupyterLab) and stops: ``make test`` runs it while the
+   toolchain installs, and step 2 then adds the wheel to that environment.
 3. The package's own unit tests, as the sdist ships them, run from an unpacked copy of the
    sdist by the environment's Python: they import the installed wheel, never the source
    tree (a test checks where ``transformer_course`` was imported from).
@@ -29,7 +30,7 @@ results) and the executed chapters under ``_build/local/executed/<lang>/``.
 
 Usage: python tools/local_jupyter.py [LANG ...] [--chapters NAME ...] [--skip-unit-tests]
                                     [--reuse] [--threads N]
-       python3 tools/local_jupyter.py --base-only   (torch and JupyterLab alone)
+       python3 tools/local_jupyter.py --base-only   (the environment without the wheel)
 ``tests/site/test_wheel.py`` (in ``make test``) runs steps 1 to 3; ``make local-check`` runs all
 four for the three languages. ``--reuse`` keeps an environment made from a wheel with the
 same files (and unchanged since) instead of making it again: ``python tools/local_jupyter.py
@@ -50,6 +51,8 @@ import tarfile
 import time
 import zipfile
 from pathlib import Path
+
+import tomllib
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/runs.py, when imported
 import runs
@@ -202,20 +205,32 @@ def pip_install(*requirements: str) -> None:
         env=clean_env())
 
 
+def requirements() -> list[str]:
+    """What the wheel asks for with its extras: pyproject.toml's dependencies and those of
+    ``EXTRAS``."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    wanted = list(project["dependencies"])
+    for extra in EXTRAS.split(","):
+        wanted += project["optional-dependencies"][extra]
+    return sorted(set(wanted))
+
+
 def base_key() -> str:
-    """What a base environment is made of: torch as pinned, JupyterLab, this Python."""
-    return f"{TORCH} jupyterlab {sys.version}"
+    """What a base environment is made of: torch as pinned, what the wheel asks for,
+    JupyterLab, this Python."""
+    return f"{TORCH} {' '.join(requirements())} jupyterlab {sys.version}"
 
 
 def create_base() -> float:
     """The first half of step 2, which needs no wheel: a fresh environment with torch, then
-    JupyterLab. ``make test`` makes it while the toolchain installs (the standard library is
-    enough), and :func:`create_venv` adds the wheel to it; return its seconds."""
+    what the wheel will ask for and JupyterLab. ``make test`` makes it while the toolchain
+    installs (the standard library is enough), and :func:`create_venv` adds the wheel to it;
+    return its seconds."""
     start = time.perf_counter()
     shutil.rmtree(VENV, ignore_errors=True)
     run(sys.executable, "-m", "venv", VENV)
     pip_install(TORCH)
-    pip_install("jupyterlab")
+    pip_install(*requirements(), "jupyterlab")
     seconds = round(time.perf_counter() - start, 1)
     (VENV / "base.json").write_text(json.dumps({"key": base_key(), "seconds": seconds}),
                                     encoding="utf-8")
@@ -243,8 +258,8 @@ def create_venv(wheel: Path, *, reuse: bool = False) -> dict:
         return made
     start = time.perf_counter()
     if (base := fresh_base()) is not None:
-        log(f"adding the wheel to {VENV.relative_to(ROOT)} (torch and JupyterLab: made in "
-            f"{base:.0f} s beside the toolchain)")
+        log(f"adding the wheel to {VENV.relative_to(ROOT)} (torch, its requirements and "
+            f"JupyterLab: made in {base:.0f} s beside the toolchain)")
     else:
         base = 0.0
         log(f"creating a fresh environment in {VENV.relative_to(ROOT)}")
@@ -379,11 +394,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--true-clock", action="store_true",
                         help="leave the kernels' clock alone (default: a clock that lies)")
     parser.add_argument("--base-only", action="store_true",
-                        help="make the environment's torch and JupyterLab and stop (the "
-                             "standard library is enough)")
+                        help="make the environment's torch, the wheel's requirements and "
+                             "JupyterLab, and stop (the standard library is enough)")
     args = parser.parse_args(argv)
     if args.base_only:  # nothing of .venv is imported before this point
-        log(f"torch and JupyterLab installed in {create_base():.0f} s")
+        log(f"torch, the wheel's requirements and JupyterLab installed in {create_base():.0f} s")
         return 0
     sys.path.insert(0, str(ROOT / "tools" / "sphinxext"))
     from coursebook_kernels import use_private_ipc_kernels
