@@ -105,6 +105,10 @@ SECTIONS: dict[str, dict[str, str]] = {
             "en": "add-the-residual-connection",
             "fr": "add-la-connexion-residuelle",
             "it": "add-la-connessione-residua"},
+    "7.4": {"page": "07_encoder",
+            "en": "norm-layer-normalization",
+            "fr": "norm-la-normalisation-de-couche",
+            "it": "norm-la-normalizzazione-di-strato"},
     "7.5": {"page": "07_encoder",
             "en": "the-position-wise-feed-forward-network",
             "fr": "le-reseau-a-propagation-avant-applique-position-par-position",
@@ -279,7 +283,7 @@ def _layer_blocks(plan: _Plan, steps: list, layers: Sequence[nn.Module], seq: st
             steps.append(("fork",))
             steps.append(("block", attach(), side))
             steps.append(("join", plan.add(
-                "add_norm", _("Add & Norm"), norm, ln, [x, x], [x], "7.3", repeat=n,
+                "add_norm", _("Add & Norm"), norm, ln, [x, x], [x], "7.4", repeat=n,
                 notes=[_("LayerNorm(x + sublayer(x))")])))
 
     def self_attention() -> int:
