@@ -90,3 +90,46 @@ def test_built_pages_load_no_font_awesome_script_search_index_or_thebe(site, lan
         assert "window.MathJax = " not in html, page.name  # (the quiz's script asks for one)
         assert ("tc-maths.css" in html) == ("<mjx-container" in html), page.name
     assert (site / lang / "_static" / "tc-icons.css").stat().st_size < 40_000
+
+
+def test_a_style_sheet_keeps_the_rules_of_what_pages_and_scripts_name(tmp_path):
+    """PurgeCSS (tools/css/purge.js) on a two-file site: a rule stays when a page or a script
+    names its class or attribute value, goes otherwise, and the stale source map goes."""
+    node_modules = ROOT / "node_modules"
+    if not (node_modules / "purgecss").is_dir():
+        pytest.fail(f"{node_modules / 'purgecss'} is missing: run `npm ci` (make setup does)")
+    static = tmp_path / "_static" / "styles"
+    static.mkdir(parents=True)
+    (tmp_path / "page.html").write_text('<html data-theme="light"><p class="used">x</p></html>')
+    (tmp_path / "_static" / "switch.js").write_text(
+        'button.classList.add("opened"); document.documentElement.dataset.theme = "dark";')
+    sheet = static / "theme.css"
+    original = (".used{color:red}.opened{color:blue}.unused{color:green}"
+                "html[data-theme=dark] .used{color:white}p{margin:0}\n"
+                "/*# sourceMappingURL=theme.css.map */\n")
+    sheet.write_text(original)
+    (static / "theme.css.map").write_text('{"version": 3, "sources": [], "names": [], '
+                                          '"mappings": ""}')
+    sizes = lean.cut_style_sheets(tmp_path, node_modules,
+                                  patterns=("_static/styles/theme.css",))
+    css = sheet.read_text()
+    assert ".used{" in css and ".opened{" in css and "p{" in css
+    assert "html[data-theme=dark] .used" in css  # the dark mode: the scripts set data-theme
+    assert ".unused" not in css and "sourceMappingURL" not in css
+    assert not (static / "theme.css.map").exists()
+    assert sizes == {"_static/styles/theme.css": [len(original), len(css)]}
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "it"])
+def test_the_theme_style_sheets_are_cut_to_what_the_site_uses(site, lang):
+    static = site / lang / "_static"
+    theme = static / "styles" / "pydata-sphinx-theme.css"
+    css = theme.read_text(encoding="utf-8")
+    assert theme.stat().st_size < 120_000  # 397 KB as the theme ships it
+    assert not (static / "styles" / "pydata-sphinx-theme.css.map").exists()
+    # the rules of what the scripts switch on, and of the dark mode, are still there
+    for selector in ("html[data-theme=dark]", ".bd-sidebar-primary", ".search-button",
+                     ".tooltip.show"):
+        assert selector in css, selector
+    (mystnb,) = static.glob("mystnb.*.css")
+    assert mystnb.stat().st_size < 15_000  # 43 KB as myst-nb ships it

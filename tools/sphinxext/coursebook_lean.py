@@ -48,6 +48,14 @@ script file of their own, ``_static/lm/<hash>.js``, which stores them in
 element, unlike ``fetch``, also loads from a folder opened on disk. Notebooks and decks keep
 the weights inline.
 
+**Style sheets.** The theme's style sheet (pydata-sphinx-theme, 397 KB) styles every
+component Bootstrap and the theme offer, and myst-nb's (43 KB) every kind of notebook
+output; a chapter page uses a fraction of either, and the browser must read both before it
+paints. PurgeCSS (npm's ``purgecss``, ``tools/css/purge.js``) keeps the rules whose
+selectors name something the site's pages or scripts mention (the scripts count, so that
+what they switch on while the reader uses a page, as the sidebars and the dark mode do, keeps
+its style), with the book theme's sheet as well. The source maps, which no longer match, go.
+
 **Thebe.** Jupyter Book always adds sphinx-thebe, which writes its configuration on every
 page (with the address of its script on a CDN) and declares ``THEBE_JS_URL`` twice, a page
 error in every browser. With ``launch_buttons.thebe`` off (ours), nothing on the page can
@@ -60,6 +68,7 @@ import hashlib
 import json
 import os
 import re
+import subprocess
 from pathlib import Path
 from urllib.parse import quote
 
@@ -89,6 +98,10 @@ WEIGHTS = re.compile(r'<script type="application/json" class="tc-weights">(.*?)<
 CLASS = re.compile(r'class="([^"]*\bfa-[^"]*)"')
 VIEWBOX = re.compile(r'viewBox="0 0 (\d+) (\d+)"')
 CSS_NAME = "tc-icons.css"
+PURGE = Path(__file__).resolve().parent.parent / "css" / "purge.js"
+# The style sheets cut to what the site uses (the glob: myst-nb's name carries a hash).
+THEME_SHEETS = ("_static/styles/pydata-sphinx-theme.css", "_static/styles/sphinx-book-theme.css",
+                "_static/mystnb.*.css")
 
 
 def _configure(app: Sphinx, config: Config) -> None:
@@ -152,6 +165,21 @@ def external_weights(html: str, page: Path, outdir: Path) -> str:
     return WEIGHTS.sub(move, html)
 
 
+def cut_style_sheets(outdir: Path, node_modules: Path, *,
+                     patterns: tuple[str, ...] = THEME_SHEETS) -> dict[str, list[int]]:
+    """Cut the style sheets that ``patterns`` find under ``outdir`` to the rules the site can
+    use (``tools/css/purge.js``); return each sheet's bytes before and after."""
+    sheets = sorted(p.relative_to(outdir).as_posix() for pattern in patterns
+                    for p in outdir.glob(pattern))
+    if not sheets:
+        return {}
+    done = subprocess.run(["node", str(PURGE), str(outdir), *sheets], capture_output=True,
+                          text=True, env={**os.environ, "NODE_PATH": str(node_modules)})
+    if done.returncode:
+        raise ExtensionError(f"PurgeCSS (tools/css/purge.js): {done.stderr.strip()}")
+    return json.loads(done.stdout)
+
+
 def _lighten(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
@@ -182,6 +210,7 @@ def _lighten(app: Sphinx, exception: Exception | None) -> None:
     (outdir / "_static" / CSS_NAME).write_text(icon_css(used, svgs), encoding="utf-8")
     for leftover in (outdir / "_static" / "scripts").glob("fontawesome.js*"):
         leftover.unlink()
+    cut_style_sheets(outdir, Path(app.config.tc_node_modules))
 
 
 def setup(app: Sphinx) -> dict:
