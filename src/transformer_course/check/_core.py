@@ -93,13 +93,22 @@ def _kind(obj: object) -> str:
 # --- calling the reader's function and comparing ------------------------------------------
 
 
-def _number(got: object, *, what: str) -> float:
-    """A number from an int, a float or a one-element tensor; a message otherwise."""
+def _real(got: object) -> numbers.Real | None:
+    """The real number that an int, a float or a one-element real tensor holds; None for
+    anything else (a bool, a string, a longer or complex tensor). Callers word the message."""
     value = got
     if isinstance(got, torch.Tensor) and got.numel() == 1 and got.device.type != "meta" \
             and not got.is_complex():
         value = got.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    return value
+
+
+def _number(got: object, *, what: str) -> float:
+    """A number from an int, a float or a one-element tensor; a message otherwise."""
+    value = _real(got)
+    if value is None:
         raise _CheckFailedError(_("on {what} expected a number, got {kind}")
                                 .format(what=what, kind=_kind(got)))
     return float(value)

@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 
 import torch
@@ -34,6 +33,7 @@ from ._core import (
     _kind,
     _num,
     _parts,
+    _real,
     _run,
     _shape,
 )
@@ -174,11 +174,8 @@ def gated_feed_forward(fn: Callable[..., torch.Tensor]) -> CheckResult:
 
 def _whole_number(got: object, *, what: str, count: str | None = None) -> int:
     """A whole number from an int, a float or a one-element tensor; a message otherwise."""
-    value = got
-    if isinstance(got, torch.Tensor) and got.numel() == 1 and got.device.type != "meta" \
-            and not got.is_complex():
-        value = got.item()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    value = _real(got)
+    if value is None:
         raise _CheckFailedError(_("on {what} expected a whole number, got {kind}")
                                 .format(what=what, kind=_kind(got)))
     number = float(value)

@@ -32,6 +32,7 @@ from ._core import (
     _kind,
     _num,
     _number,
+    _real,
     _run,
     _shape,
 )
@@ -824,11 +825,8 @@ def _cache_bytes(layers: int, d_model: int, heads: int, kv_heads: int, length: i
 
 def _as_count(got: object, *, what: str) -> int:
     """A whole number from an int, an integral float or a one-element tensor."""
-    value = got
-    if isinstance(got, torch.Tensor) and got.numel() == 1 and got.device.type != "meta" \
-            and not got.is_complex():
-        value = got.item()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    value = _real(got)
+    if value is None:
         raise _CheckFailedError(_("on {what} expected a number of bytes, got {kind}")
                                 .format(what=what, kind=_kind(got)))
     number = float(value)
