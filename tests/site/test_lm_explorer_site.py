@@ -29,7 +29,7 @@ WEIGHTS_LIMIT = 300_000
 PROMPTS = {
     "en": ["The attention we", "Each head ", ""],
     "fr": ["Le modèle calcul", "Chaque tête ", "Zürich ✓"],
-    "it": ["L'attenzione che", "Ogni testa ", "ß"],
+    "it": ["L'attenzione pes", "Ogni testa ", "ß"],
 }
 
 
