@@ -201,6 +201,31 @@ def test_a_formula_wider_than_a_phone_scrolls_with_the_keyboard(browser, server,
 
 
 @pytest.mark.parametrize("lang", LANGS)
+def test_the_sidebar_buttons_the_reader_sees_open_the_sidebars_on_a_phone(browser, server, lang):
+    """On a phone the table of contents and the page's outline are drawers that the header's
+    two visible buttons open (the theme's own buttons, which it binds, are hidden: see
+    tc-sidebars.js); on a wide screen the first one folds the table of contents away."""
+    from browsing import Visit
+
+    v = Visit(browser, server, f"{lang}/07_encoder.html", viewport={"width": 390, "height": 800})
+    for side in ("primary", "secondary"):
+        v.page.locator(f"button.{side}-toggle:visible").first.click()
+        v.page.wait_for_function(f"() => document.getElementById('pst-{side}-sidebar-modal').open",
+                                 timeout=120_000)
+        v.page.keyboard.press("Escape")
+        v.page.wait_for_function(
+            f"() => !document.getElementById('pst-{side}-sidebar-modal').open", timeout=120_000)
+    assert v.real_errors == [], v.real_errors
+    v.close()
+    v = Visit(browser, server, f"{lang}/07_encoder.html")
+    sidebar = v.page.locator("#pst-primary-sidebar")
+    assert sidebar.is_visible()
+    v.page.locator("button.primary-toggle:visible").first.click()
+    sidebar.wait_for(state="hidden", timeout=120_000)
+    v.close()
+
+
+@pytest.mark.parametrize("lang", LANGS)
 def test_a_page_fits_a_phone_without_scrolling_sideways(browser, server, lang):
     """At 320 CSS pixels (WCAG 1.4.10, reflow) a page scrolls only downwards: the header's
     language links and buttons wrap onto a second row, long code words and headings wrap,

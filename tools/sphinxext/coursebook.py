@@ -130,6 +130,7 @@ def _configure(app: Sphinx, config: Config) -> None:
     config.nb_ipywidgets_js = {}
     app.add_css_file("course.css")
     app.add_js_file("tc-scroll.js", loading_method="defer")  # wide formulas: keyboard scroll
+    app.add_js_file("tc-sidebars.js", loading_method="defer")  # the visible sidebar buttons
 
 
 DESCRIPTION_LENGTH = 155  # what search engines show of a description
