@@ -30,7 +30,8 @@ page under ``_build/colab/explorers/`` (tests/site/test_colab.py opens them in C
 
 Usage: python tools/colab_sim.py [LANG ...] [--chapters NAME ...]   (default: every language)
        python3 tools/colab_sim.py --runtime-only   (the runtime alone: the standard library will do)
-``make test`` runs the English chapters; ``make colab-check`` runs all three languages.
+``make test`` runs its share of the English chapters (the Makefile's TEST_COLAB_CHAPTERS);
+``make colab-check`` runs every chapter in three languages.
 """
 
 from __future__ import annotations

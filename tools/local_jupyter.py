@@ -31,8 +31,9 @@ results) and the executed chapters under ``_build/local/executed/<lang>/``.
 Usage: python tools/local_jupyter.py [LANG ...] [--chapters NAME ...] [--skip-unit-tests]
                                     [--reuse] [--threads N]
        python3 tools/local_jupyter.py --base-only   (the environment without the wheel)
-``tests/site/test_wheel.py`` (in ``make test``) runs steps 1 to 3; ``make local-check`` runs all
-four for the three languages. ``--reuse`` keeps an environment made from a wheel with the
+``make test`` runs steps 1 to 3 (``tests/site/test_wheel.py``) and step 4 for its share of the
+Italian chapters (the Makefile's TEST_LOCAL_CHAPTERS); ``make local-check`` runs all four for
+the three languages. ``--reuse`` keeps an environment made from a wheel with the
 same files (and unchanged since) instead of making it again: ``python tools/local_jupyter.py
 en --reuse --skip-unit-tests`` after ``make test`` runs the English chapters only.
 """

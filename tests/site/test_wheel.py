@@ -92,11 +92,12 @@ def test_the_package_s_unit_tests_pass_against_the_installed_wheel(report):
     assert " passed" in tests["summary"] and "failed" not in tests["summary"], tests["summary"]
 
 
-def test_a_student_s_local_jupyter_runs_every_chapter():
-    """`make test` runs the Italian chapters (`make local-check`: all three languages) in a
-    kernel of the fresh environment, as "Run all" in JupyterLab would, with a clock that lies:
-    no error, no claim that differs from the text, and each sentence box says what to install
-    (ipywidgets is not there) instead of stopping the notebook."""
+def test_a_student_s_local_jupyter_runs_the_chapters():
+    """`make test` runs its share of the Italian chapters (`make local-check`: every chapter
+    in three languages; tests/site/test_colab.py checks that the Colab run took the others)
+    in a kernel of the fresh environment, as "Run all" in JupyterLab would, with a clock that
+    lies: no error, no claim that differs from the text, and each sentence box says what to
+    install (ipywidgets is not there) instead of stopping the notebook."""
     import json
 
     path = local.WORK / "report.json"
@@ -107,7 +108,8 @@ def test_a_student_s_local_jupyter_runs_every_chapter():
     assert report["chapters"], "no language ran"
     assert report.get("lying_clock") is True
     for lang, results in report["chapters"].items():
-        assert sorted(results) == chapters, f"{lang}: not every chapter ran"
+        assert results, f"{lang}: no chapter ran"
+        assert set(results) <= set(chapters), sorted(set(results) - set(chapters))
         for chapter, result in results.items():
             assert result["ok"], f"{lang}/{chapter}: {result['error']}"
             assert result["claims_differ"] == [], (lang, chapter, result["claims_differ"])
