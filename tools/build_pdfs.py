@@ -153,7 +153,7 @@ def print_decks(browser, lang: str) -> list[tuple[str, int, int]]:
     for deck in decks:
         page.goto(deck.as_uri() + "?print-pdf")
         page.wait_for_function("document.documentElement.getAttribute('data-tc-deck-pdf')")
-        _start_all(page)
+        _start_all(page, errors, str(deck))
         slides = page.evaluate("document.querySelectorAll('.reveal .slides section').length")
         target = deck.with_suffix(".pdf")
         page.pdf(path=str(target), prefer_css_page_size=True, print_background=True)
@@ -244,15 +244,37 @@ def book_html(lang: str) -> str:
             f'{"".join(parts)}{keys}</div></main></body></html>')
 
 
-def _start_all(page) -> None:
+# Each view's state, until every one is drawn ("drawn") or one shows the reader an error.
+_VIEWS_STATE = """() => {
+  const views = [...document.querySelectorAll('.tc-bertviz')];
+  const models = [...document.querySelectorAll(".tc-explorer[data-kind='lm']")];
+  const alert = models.map(m => m.querySelector('[role=alert]')).find(a => a);
+  if (alert) return 'a language model says: ' + alert.textContent;
+  return views.every(v => v.querySelector('svg'))
+    && models.every(m => m.hasAttribute('data-state')) && 'drawn';
+}"""
+
+
+def _start_all(page, errors: list[str], what: str) -> None:
     """Start what waits to come near the screen (bertviz's views: viz.py; the language
     model: TcCommon.whenNear) and wait until each is drawn, so that it prints in its first
-    state."""
+    state. A page error or a view's error stops the print at once, named, rather than
+    waiting out PATIENCE_MS for a view that will never draw."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     page.evaluate("document.dispatchEvent(new Event('tc:start-all'))")
-    page.wait_for_function(
-        "[...document.querySelectorAll('.tc-bertviz')].every(v => v.querySelector('svg'))"
-        " && [...document.querySelectorAll(\".tc-explorer[data-kind='lm']\")]"
-        ".every(m => m.hasAttribute('data-state'))", timeout=PATIENCE_MS)
+    deadline = time.monotonic() + PATIENCE_MS / 1000
+    while True:
+        try:
+            state = page.wait_for_function(_VIEWS_STATE, timeout=2000).json_value()
+        except PlaywrightTimeout:
+            state = None
+        if state == "drawn":
+            return
+        if state or errors:
+            raise PdfError(f"{what}: a view cannot be drawn: {state or errors}")
+        if time.monotonic() > deadline:
+            raise PdfError(f"{what}: views not drawn after {PATIENCE_MS // 1000} s")
 
 
 def _fonts_ready(page) -> None:
@@ -317,7 +339,7 @@ def print_book(browser, lang: str, title: str) -> tuple[int, int]:
     page.on("pageerror", lambda error: errors.append(str(error)))
     try:
         page.goto(source.as_uri())
-        _start_all(page)
+        _start_all(page, errors, f"{lang}/book.pdf")
         _fonts_ready(page)
         body = page.pdf(format="A4", print_background=True, display_header_footer=True,
                         header_template="<span></span>", footer_template=FOOTER,

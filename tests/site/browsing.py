@@ -10,7 +10,9 @@ import http.server
 import os
 import shutil
 import threading
+import time
 from pathlib import Path
+from typing import ClassVar
 
 # Page errors that are not the course's own (none left: the book's Sphinx extension removes
 # sphinx-thebe, which declared THEBE_JS_URL twice on every page, since thebe is off).
@@ -44,15 +46,23 @@ def close(browser):
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
+    slow: ClassVar[dict[str, float]] = {}  # path -> seconds to wait before answering
+
     def log_message(self, *args):
         pass
 
+    def do_GET(self):
+        time.sleep(self.slow.get(self.path.split("?")[0], 0))
+        super().do_GET()
+
 
 @contextlib.contextmanager
-def serve(directory):
-    """Serve a folder on 127.0.0.1 (a free port); yields the base URL."""
+def serve(directory, *, slow: dict[str, float] | None = None):
+    """Serve a folder on 127.0.0.1 (a free port); yields the base URL. ``slow`` maps a path
+    ("/vendor/d3.min.js") to the seconds its answer waits, like a slow network's."""
+    handler = type("_Handler", (_Quiet,), {"slow": dict(slow or {})})
     httpd = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(_Quiet, directory=str(directory)))
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:

@@ -119,6 +119,13 @@ def _wrap(bertviz_html: str, urls: dict[str, str]) -> str:
     script = _compact_params(match.group(1))
     script = re.sub(r"d3: '[^']*'", f"d3: {json.dumps(urls['d3'])}", script, count=1)
     script = re.sub(r"jquery: '[^']*'", f"jquery: {json.dumps(urls['jquery'])}", script, count=1)
+    # require.js gives up on a library that has not arrived 7 s after it asked (its
+    # waitSeconds), and the view then never draws: a slow phone, or a busy machine printing
+    # a deck, takes longer. No limit: the view draws when d3 and jQuery arrive.
+    script, found = re.subn(r"require\.config\(\{", "require.config({\n  waitSeconds: 0,",
+                            script, count=1)
+    if not found:
+        raise RuntimeError("unexpected bertviz output: no require.config to extend")
     markup, script = _translate(markup, script)
     # A view holds thousands of SVG elements, which cost a phone seconds: it is drawn when
     # it comes near the screen (common.js's whenNear), at once where there is no
