@@ -32,7 +32,8 @@ def device() -> torch.device:
 
 
 def seed_everything(seed: int) -> torch.Generator:
-    """Seed Python, NumPy (when installed) and PyTorch on every device.
+    """Seed Python, NumPy (when installed) and PyTorch on every device, and set
+    ``PYTHONHASHSEED`` (to ``seed % 2**32``) for the Python processes started afterwards.
 
     Returns:
         A ``torch.Generator`` seeded with ``seed``, for code that wants its own stream.
@@ -41,7 +42,9 @@ def seed_everything(seed: int) -> torch.Generator:
     if seed >= 2**64:
         raise ValueError(f"seed must be < 2**64 (PyTorch's generators hold 64 bits), got {seed}")
     random.seed(seed)
-    os.environ["PYTHONHASHSEED"] = str(seed)
+    # Only the Python processes started from here on read it (this one's hashes are fixed
+    # at start-up), and they refuse to start unless it is below 2**32.
+    os.environ["PYTHONHASHSEED"] = str(seed % 2**32)
     try:
         import numpy as np
     except ImportError:  # numpy is optional for the package itself

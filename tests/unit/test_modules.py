@@ -1,5 +1,9 @@
 """Our modules against PyTorch's, weight for weight, in float64 to 1e-9."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 from torch import nn
@@ -275,6 +279,21 @@ def test_device_and_seed():
     g = tc.seed_everything(7)
     assert torch.equal(a, torch.rand(3))
     assert isinstance(g, torch.Generator)
+
+
+def test_a_large_seed_still_lets_python_start_a_process():
+    """PYTHONHASHSEED must be below 2**32, or every Python started afterwards fails (a seed
+    of 2**64 - 1 from the fuzz tests once broke a later test's subprocess)."""
+    before = os.environ.get("PYTHONHASHSEED")
+    try:
+        tc.seed_everything(2**64 - 1)
+        assert os.environ["PYTHONHASHSEED"] == str(2**32 - 1)
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONHASHSEED", None)
+        else:
+            os.environ["PYTHONHASHSEED"] = before
 
 
 def test_transformer_output_layer_is_lm_head_and_old_weights_still_load():
