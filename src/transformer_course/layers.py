@@ -4,9 +4,9 @@ Every module here takes batch-first tensors, boolean masks with True = may atten
 returns attention weights only when asked (``return_attention=True``), never as a stored
 side effect.
 
-Each module's ``forward`` is a door: it checks its arguments, then calls ``run``, the same
-computation without the checks. A module inside another (a layer's attention, a stack's
-layers) is called through ``run``: arguments are checked once, where they come in.
+Each module's ``forward`` is a door: it checks its arguments, then computes. A module
+inside another (a layer's attention, a stack's layers) is called with ``validate=False``:
+arguments are checked once, where they come in, and the inner module's hooks still fire.
 """
 
 from __future__ import annotations
@@ -259,6 +259,7 @@ class MultiHeadAttention(nn.Module):
         need_weights: bool = True,
         cache: LayerCache | None = None,
         is_causal: bool = False,
+        validate: bool = True,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Attend from ``query`` to ``key``/``value``.
 
@@ -281,40 +282,28 @@ class MultiHeadAttention(nn.Module):
                 past=L_past)`` (combined with ``mask`` if both are given). Without a mask
                 and a past, the fused path lets PyTorch's kernel skip the masked half
                 (``is_causal=True``), which also lets a GPU choose its flash kernel.
+            validate: check the arguments first (the default). The layers pass ``False``:
+                they checked their own inputs, and ``mask`` is then on the queries' device.
 
         Returns:
             ``(output, weights)``: ``(B, L_q, d_model)`` and ``(B, H, L_q, L_k)`` or None.
             A query whose keys are all masked gets a zero attention output (on both paths).
         """
-        mask, beta = self._check(query, key, value, mask, beta, hard, need_weights, cache,
-                                 is_causal)
-        return self.run(query, key, value, mask=mask, beta=beta, hard=hard,
-                        need_weights=need_weights, cache=cache, is_causal=is_causal)
-
-    def run(
-        self,
-        query: torch.Tensor,
-        key: torch.Tensor,
-        value: torch.Tensor,
-        *,
-        mask: torch.Tensor | None = None,
-        beta: float | None = None,
-        hard: bool = False,
-        need_weights: bool = True,
-        cache: LayerCache | None = None,
-        is_causal: bool = False,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """:meth:`forward` without the checks (the layers call it): chapter 4's maths."""
+        if check_flag("validate", validate):
+            mask, beta = self._check(query, key, value, mask, beta, hard, need_weights,
+                                     cache, is_causal)
         q = _split_heads(self.W_q(query), self.num_heads)  # (B, H, L_q, d_head)
         k = _split_heads(self.W_k(key), self.num_heads)  # (B, H, L_k, d_head)
         v = _split_heads(self.W_v(value), self.num_heads)  # (B, H, L_k, d_head)
         if cache is not None:  # the earlier positions' keys and values come first
             k, v = cache.update(k, v)  # (B, H, L_past + L_k, d_head)
         dropout_p = self.dropout if self.training else 0.0
-        if need_weights or hard:  # scores = beta q.k, mask, softmax, dropout, @ v
+        if need_weights or hard:  # the explicit path, which also returns the weights
             beta = 1.0 / math.sqrt(self.d_head) if beta is None else beta
             if is_causal:
                 mask = _with_causal(mask, q.shape[2], k.shape[2] - q.shape[2], q.device)
+            # scores = beta q.k^T, masked, softmax (zero rows where nothing may be
+            # attended), dropout, then @ v: (B, H, L_q, d_head), weights (B, H, L_q, L_k)
             heads, weights = _attention(q, k, v, mask, beta, hard, dropout_p)
         else:  # PyTorch's fused kernel: the same maths, without the weights
             heads, weights = _fused(q, k, v, mask, beta, dropout_p, is_causal), None
@@ -387,17 +376,15 @@ class FeedForward(nn.Module):
         self.dropout = nn.Dropout(check_probability("dropout", dropout))
         self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """``(..., d_model) -> (..., d_model)``."""
-        check_tensor("x", x, min_dim=1, floating=True)
-        check_width("x", x, self.d_model, layout="(..., {width})")
-        check_like("x", x, self.linear1.weight, owner="FeedForward")
-        if not _training_forward(self):
-            check_representable("x", x, squared=False)  # no square here: finite is enough
-        return self.run(x)
-
-    def run(self, x: torch.Tensor) -> torch.Tensor:
-        """:meth:`forward` without the checks (the layers call it)."""
+    def forward(self, x: torch.Tensor, *, validate: bool = True) -> torch.Tensor:
+        """``(..., d_model) -> (..., d_model)``; ``validate=False`` skips the checks of
+        ``x`` (the layers, which checked their own input)."""
+        if check_flag("validate", validate):
+            check_tensor("x", x, min_dim=1, floating=True)
+            check_width("x", x, self.d_model, layout="(..., {width})")
+            check_like("x", x, self.linear1.weight, owner="FeedForward")
+            if not _training_forward(self):
+                check_representable("x", x, squared=False)  # no square: finite is enough
         hidden = ACTIVATIONS[self.activation](self.linear1(x))  # (..., d_ff)
         return self.linear2(self.dropout(hidden))  # (..., d_model)
 
@@ -455,6 +442,7 @@ class EncoderLayer(nn.Module):
         return_attention: bool = False,
         cache: LayerCache | None = None,
         is_causal: bool = False,
+        validate: bool = True,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """``(B, L, d_model) -> (B, L, d_model)``, plus ``(B, H, L, L)`` weights on request.
 
@@ -462,17 +450,14 @@ class EncoderLayer(nn.Module):
         mask or a padding mask ``(B, 1, 1, L)``. With a ``cache`` (the self-attention's
         :class:`LayerCache`), ``x`` holds the new positions only and ``mask`` broadcasts to
         ``(B, H, L, L_past + L)``. ``is_causal=True`` applies the causal mask (combined
-        with ``mask``) without building it where the fused kernel can.
+        with ``mask``) without building it where the fused kernel can. ``validate=False``
+        skips the checks (the stacks, which checked their input; ``mask`` is then on the
+        device of ``x``).
         """
-        _check_encoder_inputs(self, (self,), x, mask, return_attention, cache, is_causal)
-        x, weights = self.run(x, mask=_on(mask, x), need_weights=return_attention,
-                              cache=cache, is_causal=is_causal)
-        return (x, weights) if return_attention else x
-
-    def run(self, x: torch.Tensor, *, mask: torch.Tensor | None = None,
-            need_weights: bool = False, cache: LayerCache | None = None,
-            is_causal: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """:meth:`forward` without the checks (the stacks call it): ``(x, weights or None)``."""
+        if check_flag("validate", validate):
+            _check_encoder_inputs(self, (self,), x, mask, return_attention, cache, is_causal)
+            mask = _on(mask, x)
+        need_weights = return_attention
         if self.norm_first:
             attended, weights = self._sa_block(self.norm1(x), mask, need_weights, cache,
                                                is_causal)
@@ -482,17 +467,17 @@ class EncoderLayer(nn.Module):
             attended, weights = self._sa_block(x, mask, need_weights, cache, is_causal)
             x = self.norm1(x + attended)
             x = self.norm2(x + self._ff_block(x))
-        return x, weights
+        return (x, weights) if return_attention else x
 
     def _sa_block(self, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool,
                   cache: LayerCache | None, is_causal: bool
                   ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        attended, weights = self.self_attn.run(x, x, x, mask=mask, need_weights=need_weights,
-                                               cache=cache, is_causal=is_causal)
+        attended, weights = self.self_attn(x, x, x, mask=mask, need_weights=need_weights,
+                                           cache=cache, is_causal=is_causal, validate=False)
         return self.dropout1(attended), weights
 
     def _ff_block(self, x: torch.Tensor) -> torch.Tensor:
-        return self.dropout2(self.ff.run(x))
+        return self.dropout2(self.ff(x, validate=False))
 
 
 class DecoderLayer(nn.Module):
@@ -535,6 +520,7 @@ class DecoderLayer(nn.Module):
         self_mask: torch.Tensor | None = None,
         memory_mask: torch.Tensor | None = None,
         return_attention: bool = False,
+        validate: bool = True,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Decode one layer.
 
@@ -544,21 +530,17 @@ class DecoderLayer(nn.Module):
             self_mask: broadcastable to ``(B, H, L_t, L_t)``, usually causal.
             memory_mask: broadcastable to ``(B, H, L_t, L_s)``, usually source padding.
             return_attention: also return the self- and cross-attention weights.
+            validate: check the arguments first (the default); the stacks pass ``False``
+                (the masks are then on the device of ``x``).
 
         Returns:
             ``x`` of shape ``(B, L_t, d_model)``, or ``(x, self_weights, cross_weights)``.
         """
-        _check_decoder_inputs(self, self.self_attn, x, memory, self_mask, memory_mask,
-                              return_attention)
-        x, weights = self.run(x, memory, self_mask=_on(self_mask, x),
-                              memory_mask=_on(memory_mask, x), need_weights=return_attention)
-        return (x, *weights) if return_attention else x
-
-    def run(self, x: torch.Tensor, memory: torch.Tensor, *,
-            self_mask: torch.Tensor | None = None, memory_mask: torch.Tensor | None = None,
-            need_weights: bool = False
-            ) -> tuple[torch.Tensor, tuple[torch.Tensor | None, torch.Tensor | None]]:
-        """:meth:`forward` without the checks: ``(x, (self_weights, cross_weights))``."""
+        if check_flag("validate", validate):
+            _check_decoder_inputs(self, self.self_attn, x, memory, self_mask, memory_mask,
+                                  return_attention)
+            self_mask, memory_mask = _on(self_mask, x), _on(memory_mask, x)
+        need_weights = return_attention
         if self.norm_first:
             attended, self_w = self._sa_block(self.norm1(x), self_mask, need_weights)
             x = x + attended
@@ -572,21 +554,22 @@ class DecoderLayer(nn.Module):
             attended, cross_w = self._mha_block(x, memory, memory_mask, need_weights)
             x = self.norm2(x + attended)
             x = self.norm3(x + self._ff_block(x))
-        return x, (self_w, cross_w)
+        return (x, self_w, cross_w) if return_attention else x
 
     def _sa_block(self, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool
                   ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        attended, weights = self.self_attn.run(x, x, x, mask=mask, need_weights=need_weights)
+        attended, weights = self.self_attn(x, x, x, mask=mask, need_weights=need_weights,
+                                           validate=False)
         return self.dropout1(attended), weights
 
     def _mha_block(self, x: torch.Tensor, memory: torch.Tensor, mask: torch.Tensor | None,
                    need_weights: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
-        attended, weights = self.cross_attn.run(x, memory, memory, mask=mask,
-                                                need_weights=need_weights)
+        attended, weights = self.cross_attn(x, memory, memory, mask=mask,
+                                            need_weights=need_weights, validate=False)
         return self.dropout2(attended), weights
 
     def _ff_block(self, x: torch.Tensor) -> torch.Tensor:
-        return self.dropout3(self.ff.run(x))
+        return self.dropout3(self.ff(x, validate=False))
 
 
 def _on(mask: torch.Tensor | None, x: torch.Tensor) -> torch.Tensor | None:
@@ -597,31 +580,34 @@ def _on(mask: torch.Tensor | None, x: torch.Tensor) -> torch.Tensor | None:
 # --- stacks -----------------------------------------------------------------------------------
 
 def through_layers(layers: Any, x: torch.Tensor, *args: Any, caches: Any = None,
-                   **kwargs: Any) -> tuple[list[torch.Tensor], list[Any]]:
-    """``x`` through each layer's unchecked ``run`` in turn: the stacks, the language model
-    and BERT share this loop.
-
-    A layer's ``forward`` (its checks, then ``run``) is the door for a caller; inside a
-    stack the inputs were checked once already, so the loop calls ``run`` and the layer's
-    module hooks do not fire. To watch a stack at work, hook a submodule that it calls
-    (a projection, a norm, the token embedding), as chapters 8 and 10 do.
+                   need_weights: bool = False, **kwargs: Any
+                   ) -> tuple[list[torch.Tensor], list[Any]]:
+    """``x`` through each layer in turn: the stacks, the language model and BERT share this
+    loop. The caller checked ``x`` and the masks (on the device of ``x``), so each layer is
+    called with ``validate=False``; its hooks fire as usual.
 
     Args:
         layers: the layers (an ``nn.ModuleList``).
         x: the first layer's input; ``*args`` and ``**kwargs`` go to every layer.
         caches: one :class:`LayerCache` per layer (passed as ``cache``), or None.
+        need_weights: collect each layer's attention weights.
 
     Returns:
         ``(outputs, maps)``: each layer's output (the last is the stack's), and each
-        layer's attention weights (None unless ``need_weights=True``).
+        layer's attention weights (a tensor, or a decoder layer's ``(self, cross)`` pair),
+        or an empty list without ``need_weights``.
     """
     outputs, maps = [], []
     for i, layer in enumerate(layers):
         if caches is not None:
             kwargs["cache"] = caches[i]
-        x, weights = layer.run(x, *args, **kwargs)
+        out = layer(x, *args, return_attention=need_weights, validate=False, **kwargs)
+        if need_weights:
+            x, *weights = out  # (x, weights) or (x, self_weights, cross_weights)
+            maps.append(weights[0] if len(weights) == 1 else tuple(weights))
+        else:
+            x = out
         outputs.append(x)
-        maps.append(weights)
     return outputs, maps
 
 
@@ -702,6 +688,7 @@ class Encoder(_Stack):
         return_attention: bool = False,
         cache: KVCache | None = None,
         is_causal: bool = False,
+        validate: bool = True,
     ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
         """``(B, L, d_model) -> (B, L, d_model)``; with ``return_attention`` also a list of
         one ``(B, H, L, L)`` weight tensor per layer.
@@ -711,20 +698,18 @@ class Encoder(_Stack):
         broadcasts to ``(B, H, L, L_past + L)``: a decoder-only language model generates
         this way, one position at a time. ``is_causal=True`` applies the causal mask
         (combined with ``mask``) without building it where the fused kernel can.
+        ``validate=False`` skips the checks (the models, which checked their own inputs;
+        ``mask`` is then on the device of ``x``).
         """
-        _check_encoder_inputs(self, self.layers, x, mask, return_attention, cache, is_causal)
-        x, maps = self.run(x, mask=_on(mask, x), need_weights=return_attention, cache=cache,
-                           is_causal=is_causal)
-        return (x, maps) if return_attention else x
-
-    def run(self, x: torch.Tensor, *, mask: torch.Tensor | None = None,
-            need_weights: bool = False, cache: KVCache | None = None,
-            is_causal: bool = False) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """:meth:`forward` without the checks (the models call it): ``(x, maps)``."""
-        outputs, maps = through_layers(self.layers, x, mask=mask, need_weights=need_weights,
+        if check_flag("validate", validate):
+            _check_encoder_inputs(self, self.layers, x, mask, return_attention, cache,
+                                  is_causal)
+            mask = _on(mask, x)
+        outputs, maps = through_layers(self.layers, x, mask=mask, need_weights=return_attention,
                                        is_causal=is_causal,
                                        caches=None if cache is None else cache.layers)
-        return self._end(outputs), maps
+        x = self._end(outputs)
+        return (x, maps) if return_attention else x
 
 
 class DecoderAttention(NamedTuple):
@@ -766,22 +751,21 @@ class Decoder(_Stack):
         self_mask: torch.Tensor | None = None,
         memory_mask: torch.Tensor | None = None,
         return_attention: bool = False,
+        validate: bool = True,
     ) -> torch.Tensor | tuple[torch.Tensor, DecoderAttention]:
         """``(B, L_t, d_model), (B, L_s, d_model) -> (B, L_t, d_model)``; with
-        ``return_attention`` also a :class:`DecoderAttention`."""
-        _check_decoder_inputs(self, self.layers[0].self_attn, x, memory, self_mask,
-                              memory_mask, return_attention)
-        x, maps = self.run(x, memory, self_mask=_on(self_mask, x),
-                           memory_mask=_on(memory_mask, x), need_weights=return_attention)
-        return (x, maps) if return_attention else x
-
-    def run(self, x: torch.Tensor, memory: torch.Tensor, *,
-            self_mask: torch.Tensor | None = None, memory_mask: torch.Tensor | None = None,
-            need_weights: bool = False) -> tuple[torch.Tensor, DecoderAttention]:
-        """:meth:`forward` without the checks (the Transformer's decode calls it)."""
+        ``return_attention`` also a :class:`DecoderAttention`. ``validate=False`` skips the
+        checks (the Transformer's decode; the masks are then on the device of ``x``)."""
+        if check_flag("validate", validate):
+            _check_decoder_inputs(self, self.layers[0].self_attn, x, memory, self_mask,
+                                  memory_mask, return_attention)
+            self_mask, memory_mask = _on(self_mask, x), _on(memory_mask, x)
         outputs, maps = through_layers(self.layers, x, memory, self_mask=self_mask,
-                                       memory_mask=memory_mask, need_weights=need_weights)
-        return self._end(outputs), DecoderAttention([m[0] for m in maps], [m[1] for m in maps])
+                                       memory_mask=memory_mask, need_weights=return_attention)
+        x = self._end(outputs)
+        if not return_attention:
+            return x
+        return x, DecoderAttention([m[0] for m in maps], [m[1] for m in maps])
 
 
 # --- saved weights ------------------------------------------------------------------------------

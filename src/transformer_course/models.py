@@ -187,8 +187,9 @@ class Transformer(nn.Module):
                 ) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """:meth:`encode` without the checks: ``(memory, maps)``."""
         mask = self.source_mask(src) if src_mask is None else src_mask.to(src.device)
-        return self.encoder.run(self._embed("src", src, self.src_embed), mask=mask,
-                                need_weights=need_weights)
+        out = self.encoder(self._embed("src", src, self.src_embed), mask=mask,
+                           return_attention=need_weights, validate=False)
+        return out if need_weights else (out, [])
 
     @overload
     def decode(self, tgt: torch.Tensor, memory: torch.Tensor, *,
@@ -234,13 +235,14 @@ class Transformer(nn.Module):
 
     def _decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None,
                 tgt_mask: torch.Tensor | None, need_weights: bool
-                ) -> tuple[torch.Tensor, DecoderAttention]:
-        """:meth:`decode` without the checks: ``(logits, maps)``."""
+                ) -> tuple[torch.Tensor, DecoderAttention | None]:
+        """:meth:`decode` without the checks: ``(logits, maps or None)``."""
         mask = self.target_mask(tgt) if tgt_mask is None else tgt_mask.to(tgt.device)
         memory_mask = None if src_mask is None else src_mask.to(tgt.device)
-        hidden, maps = self.decoder.run(self._embed("tgt", tgt, self.tgt_embed), memory,
-                                        self_mask=mask, memory_mask=memory_mask,
-                                        need_weights=need_weights)
+        out = self.decoder(self._embed("tgt", tgt, self.tgt_embed), memory, self_mask=mask,
+                           memory_mask=memory_mask, return_attention=need_weights,
+                           validate=False)
+        hidden, maps = out if need_weights else (out, None)
         return self.lm_head(hidden), maps  # (B, L_t, tgt_vocab_size)
 
     def forward(
@@ -270,7 +272,7 @@ class Transformer(nn.Module):
             src_mask = self.source_mask(src)
         memory, enc_maps = self._encode(src, src_mask, return_attention)
         logits, dec = self._decode(tgt, memory, src_mask, tgt_mask, return_attention)
-        if return_attention:
+        if dec is not None:  # return_attention
             return logits, TransformerAttention(enc_maps, dec.self_attention,
                                                 dec.cross_attention)
         return logits
@@ -402,8 +404,9 @@ class TransformerClassifier(nn.Module):
             keep = check_attention_mask("attention_mask", attention_mask, token_ids,
                                         "token_ids")
         x = self.dropout(self.positional(lookup("token_ids", self.embed, token_ids)))  # (B, L, d)
-        hidden, maps = self.encoder.run(x, mask=keep[:, None, None, :],
-                                        need_weights=return_attention)
+        out = self.encoder(x, mask=keep[:, None, None, :], return_attention=return_attention,
+                           validate=False)
+        hidden, maps = out if return_attention else (out, [])
         if self.pooling == "cls":
             pooled = hidden[:, 0]  # (B, d_model)
         elif self.pooling == "mean":

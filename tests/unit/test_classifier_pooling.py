@@ -15,11 +15,8 @@ class FixedEncoder(nn.Module):
         super().__init__()
         self.hidden = nn.Parameter(hidden.clone())
 
-    def forward(self, x, *, mask=None, return_attention=False):
+    def forward(self, x, *, mask=None, return_attention=False, validate=True):
         return (self.hidden, []) if return_attention else self.hidden
-
-    def run(self, x, *, mask=None, need_weights=False):  # what the classifier calls
-        return self.hidden, []
 
 
 def pooled_by(model: tc.TransformerClassifier, ids, mask=None) -> torch.Tensor:

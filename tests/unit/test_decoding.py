@@ -96,8 +96,8 @@ def test_generation_goes_through_the_modules(chapter_10_model):
     assert calls == [torch.Size([1, 64])] * 6  # the last position only, one pass per token
 
     class Doubled(tc.FeedForward):
-        def run(self, x):
-            return 2 * super().run(x)
+        def forward(self, x, *, validate=True):
+            return 2 * super().forward(x, validate=validate)
 
     other = tc.LanguageModel(20, d_model=16, num_heads=2, num_layers=1, d_ff=32).eval()
     prompt = torch.randint(0, 20, (1, 3))

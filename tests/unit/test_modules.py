@@ -337,3 +337,31 @@ def test_language_model_holds_its_blocks_and_final_norm_and_old_weights_still_lo
     post = tc.LanguageModel(11, d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=8,
                             norm_first=False)
     assert post.norm is None and "norm.weight" not in post.state_dict()
+
+
+def test_a_stack_calls_its_layers_and_their_attention_as_modules():
+    """The checks run once, at the stack's door, and the layers inside are called as
+    modules (``validate=False``): a hook on one layer's attention sees every pass."""
+    torch.manual_seed(0)
+    encoder = tc.Encoder(8, 2, 16, 2, dropout=0.0).eval()
+    seen = []
+    handle = encoder.layers[1].self_attn.register_forward_hook(
+        lambda module, args, out: seen.append((tuple(args[0].shape), out[1] is None)))
+    try:
+        out, maps = encoder(torch.randn(3, 5, 8), return_attention=True)
+        encoder(torch.randn(1, 4, 8))
+    finally:
+        handle.remove()
+    assert seen == [((3, 5, 8), False), ((1, 4, 8), True)]
+    assert out.shape == (3, 5, 8) and [m.shape for m in maps] == [(3, 2, 5, 5)] * 2
+
+
+def test_validate_is_a_flag_and_false_skips_the_checks():
+    attn = tc.MultiHeadAttention(8, 2)
+    x = torch.randn(1, 3, 8)
+    with pytest.raises(TypeError, match="validate"):
+        attn(x, x, x, validate="no")
+    with pytest.raises(ValueError, match="beta"):
+        attn(x, x, x, beta=float("nan"))
+    out, _ = attn(x, x, x, beta=float("nan"), validate=False)  # unchecked: NaN goes through
+    assert out.isnan().all()
