@@ -11,8 +11,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools" / "sphinxext"))
 import coursebook_lean as lean  # noqa: E402
+import coursebook_styles as styles  # noqa: E402
 
 SVGS = ROOT / "node_modules" / lean.PACKAGE / "svgs"
+STYLE_SHEET = re.compile(r'<link [^>]*rel="stylesheet"[^>]*href="([^"]+)"')
 
 
 def test_icons_are_found_in_the_classes_a_page_uses():
@@ -76,6 +78,8 @@ def test_built_pages_carry_no_weights_and_name_files_that_exist(site, lang):
 
 @pytest.mark.parametrize("lang", ["en", "fr", "it"])
 def test_built_pages_load_no_font_awesome_script_search_index_or_thebe(site, lang):
+    maths = 'mjx-container[jax="CHTML"]'  # MathJax's own rules, first in tc-maths.css
+    assert maths in (site / lang / "_static" / "tc-maths.css").read_text(encoding="utf-8")
     for page in sorted((site / lang).glob("*.html")):
         html = page.read_text(encoding="utf-8")
         assert "fontawesome.js" not in html and "THEBE_JS_URL" not in html, page.name
@@ -88,7 +92,9 @@ def test_built_pages_load_no_font_awesome_script_search_index_or_thebe(site, lan
         # with maths links their stylesheet (genindex and search have none)
         assert not re.search(r'<script[^>]*src="[^"]*mathjax', html, re.I), page.name
         assert "window.MathJax = " not in html, page.name  # (the quiz's script asks for one)
-        assert ("tc-maths.css" in html) == ("<mjx-container" in html), page.name
+        (sheet,) = STYLE_SHEET.findall(html.split("</head>", 1)[0]) or [None]
+        merged = (page.parent / sheet).read_text(encoding="utf-8") if sheet else ""
+        assert (maths in merged) == ("<mjx-container" in html), page.name
     assert (site / lang / "_static" / "tc-icons.css").stat().st_size < 40_000
 
 
@@ -133,3 +139,49 @@ def test_the_theme_style_sheets_are_cut_to_what_the_site_uses(site, lang):
         assert selector in css, selector
     (mystnb,) = static.glob("mystnb.*.css")
     assert mystnb.stat().st_size < 15_000  # 43 KB as myst-nb ships it
+
+
+def test_a_page_s_style_sheets_become_one_in_the_same_order(tmp_path):
+    """coursebook_styles on a small site: the sheets a page links, merged where the first
+    was, in their order, a local @import inlined, relative url()s rebased for
+    _static/styles/, the source map comment gone; two pages with the same sheets share
+    one file, and a page with one sheet keeps it."""
+    static = tmp_path / "_static"
+    (static / "styles").mkdir(parents=True)
+    (static / "fonts").mkdir()
+    (static / "basic.css").write_text("p{margin:0}")
+    (static / "styles" / "theme.css").write_text('@import "../basic.css";\n'
+                                                 "h1{color:red}\n/*# sourceMappingURL=x */")
+    (static / "maths.css").write_text("@font-face{src:url(fonts/m.woff)}"
+                                      'i{background:url("data:image/svg+xml,<svg/>")}')
+    links = ('<link href="_static/styles/theme.css?digest=1" rel="stylesheet" />\n'
+             "<script src=x.js></script>\n"
+             '<link rel="stylesheet" href="_static/maths.css" />\n')
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.html").write_text(f"<html><head>{links}</head><body>"
+                                               f'<link rel="stylesheet" href="late.css">'
+                                               f"</body></html>")
+    one = '<html><head><link rel="stylesheet" href="_static/maths.css" /></head></html>'
+    (tmp_path / "c.html").write_text(one)
+    made = styles.merge_style_sheets(tmp_path)
+    (name,) = made
+    assert made == {name: 2} and (tmp_path / "c.html").read_text() == one
+    page = (tmp_path / "a.html").read_text()
+    assert page == (f'<html><head><link rel="stylesheet" href="_static/styles/{name}" />\n'
+                    '<script src=x.js></script>\n</head><body><link rel="stylesheet" '
+                    'href="late.css"></body></html>')  # the body's link is not the head's
+    merged = (static / "styles" / name).read_text()
+    assert merged == ("p{margin:0}\nh1{color:red}\n\n@font-face{src:url(../fonts/m.woff)}"
+                      'i{background:url("data:image/svg+xml,<svg/>")}')
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "it"])
+def test_every_page_links_one_style_sheet_whose_files_are_there(site, lang):
+    for page in sorted((site / lang).glob("*.html")):
+        head = page.read_text(encoding="utf-8").split("</head>", 1)[0]
+        sheets = STYLE_SHEET.findall(head)
+        assert len(sheets) == 1 and sheets[0].startswith("_static/styles/tc-"), (page, sheets)
+        sheet = page.parent / sheets[0]
+        for ref in re.findall(r"""url\(\s*['"]?([^)'"]+)""", sheet.read_text(encoding="utf-8")):
+            if not re.match(r"(?:[a-z]+:|#)", ref):
+                assert (sheet.parent / ref.split("?")[0].split("#")[0]).is_file(), (sheet, ref)

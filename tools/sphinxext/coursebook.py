@@ -244,6 +244,7 @@ def setup(app: Sphinx) -> dict:
     app.setup_extension("coursebook_glossary")  # the glossary pages, from book/glossary.yml
     app.setup_extension("coursebook_lean")  # icons as CSS, no search index or thebe per page
     app.setup_extension("coursebook_maths")  # formulas typeset at build time, no MathJax
+    app.setup_extension("coursebook_styles")  # one merged style sheet per page
     app.setup_extension("coursebook_streams")  # a print split in two messages stays one line
     app.setup_extension("coursebook_diagram")  # {course-diagram}: tc.diagram at build time
     app.setup_extension("coursebook_teaching")  # decks and PDFs in the menus, quiz progress
