@@ -183,7 +183,8 @@ def _article(lang: str, name: str) -> str:
     match = _ARTICLE.search(text)
     if not match:
         raise PdfError(f"{lang}/{name}.html: no article to print")
-    body = match.group(1)
+    # The site loads its pictures as they near the screen (coursebook_lean); print loads all.
+    body = match.group(1).replace(' loading="lazy"', "")
     # Links to another page of the book go to that part of the PDF.
     body = re.sub(r'href="([0-9a-z_]+)\.html(?:#[^"]*)?"',
                   lambda m: f'href="#tc-part-{m.group(1)}"', body)

@@ -5,6 +5,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -43,6 +44,50 @@ def test_scripts_that_wait_for_the_page_are_deferred_in_order():
     assert re.findall(r'<script defer src="_static/([^"?]*)', lean.deferred(head)) == [
         "doctools.js", "sphinx_highlight.js", "copybutton.js", "scripts/sphinx-book-theme.js",
         "togglebutton.js", "translations.js"]
+
+
+def test_pictures_load_lazily_and_a_png_gets_its_size(tmp_path):
+    import struct
+    import zlib
+
+    ihdr = struct.pack(">IIBBBBB", 640, 360, 8, 2, 0, 0, 0)
+    png = (lean.PNG + struct.pack(">I", len(ihdr)) + b"IHDR" + ihdr
+           + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr)))
+    (tmp_path / "_images").mkdir()
+    (tmp_path / "_images" / "a plot.png").write_bytes(png)
+    (tmp_path / "_images" / "b.svg").write_text("<svg/>", encoding="utf-8")
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "_static" / "logo.png").write_bytes(png)  # the theme's: its style sizes it
+    page = tmp_path / "page.html"
+    html = ('<p><img alt="A" src="_images/a%20plot.png" /></p><img src="_images/b.svg">'
+            '<img src="_images/a%20plot.png" width="50%"><img src="data:image/png;base64,AA==">'
+            '<img loading="eager" src="_images/a%20plot.png"><img src="_static/logo.png">')
+    once = lean.lazy_pictures(html, page)
+    assert re.findall(r"<img[^>]*>", once) == [
+        '<img loading="lazy" decoding="async" width="640" height="360" alt="A" '
+        'src="_images/a%20plot.png" />',
+        '<img loading="lazy" decoding="async" src="_images/b.svg">',
+        '<img loading="lazy" decoding="async" src="_images/a%20plot.png" width="50%">',
+        '<img loading="lazy" decoding="async" src="data:image/png;base64,AA==">',
+        '<img loading="eager" src="_images/a%20plot.png">',
+        '<img loading="lazy" decoding="async" src="_static/logo.png">']
+    assert lean.lazy_pictures(once, page) == once  # a second build changes nothing
+    assert lean.png_size(tmp_path / "_images" / "b.svg") is None
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "it"])
+def test_built_pictures_load_lazily_at_their_own_size(site, lang):
+    sized = 0
+    for page in sorted((site / lang).glob("*.html")):
+        for tag in re.findall(r"<img\b[^>]*>", page.read_text(encoding="utf-8")):
+            assert 'loading="lazy"' in tag, (page.name, tag[:120])
+            src = re.search(r'src="([^"]+)"', tag).group(1)
+            if "_images/" in src:
+                size = re.search(r'width="(\d+)" height="(\d+)"', tag)
+                assert size, (page.name, tag[:120])
+                assert lean.png_size(page.parent / unquote(src)) == tuple(map(int, size.groups()))
+                sized += 1
+    assert sized >= 30, f"{lang}: {sized} sized pictures"
 
 
 def test_weights_move_to_one_file_per_model(tmp_path):

@@ -56,6 +56,15 @@ selectors name something the site's pages or scripts mention (the scripts count,
 what they switch on while the reader uses a page, as the sidebars and the dark mode do, keeps
 its style), with the book theme's sheet as well. The source maps, which no longer match, go.
 
+**Pictures.** A chapter's plots came with no size and loaded with the page: Lighthouse's
+mobile profile counted the 300 KB of chapter 6's four plots, all below the first screen,
+before the first paragraph's paint (3.4 s). Every ``<img>`` is marked ``loading="lazy"``
+(the browser fetches it as it nears the screen) and ``decoding="async"``; a PNG of the book
+(``_images/``) that has no width, height or style of its own gets its pixel size as
+``width`` and ``height``, so that the page keeps its place as pictures arrive
+(``course.css`` keeps the proportions where ``max-width`` shrinks one). The book's PDF
+loads them all (``build_pdfs.py``).
+
 **Thebe.** Jupyter Book always adds sphinx-thebe, which writes its configuration on every
 page (with the address of its script on a CDN) and declares ``THEBE_JS_URL`` twice, a page
 error in every browser. With ``launch_buttons.thebe`` off (ours), nothing on the page can
@@ -68,9 +77,10 @@ import hashlib
 import json
 import os
 import re
+import struct
 import subprocess
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from sphinx.application import Sphinx
 from sphinx.config import Config
@@ -95,6 +105,8 @@ DESIGN = re.compile(r'\s*<(?:link[^>]*href="[^"]*_static/sphinx-design\.min\.css
 DEFERRED = re.compile(r'<script src="([^"]*_static/(?:doctools|sphinx_highlight|translations|'
                       r'copybutton|togglebutton|scripts/sphinx-book-theme)\.js[^"]*)"></script>')
 WEIGHTS = re.compile(r'<script type="application/json" class="tc-weights">(.*?)</script>', re.S)
+IMG = re.compile(r"<img\b[^>]*>")
+PNG = b"\x89PNG\r\n\x1a\n"
 CLASS = re.compile(r'class="([^"]*\bfa-[^"]*)"')
 VIEWBOX = re.compile(r'viewBox="0 0 (\d+) (\d+)"')
 CSS_NAME = "tc-icons.css"
@@ -145,6 +157,38 @@ def icon_css(icons: set[tuple[str, str]], svgs: Path) -> str:
 def deferred(html: str) -> str:
     """The page with the scripts that wait for the parsed page anyway marked ``defer``."""
     return DEFERRED.sub(r'<script defer src="\1"></script>', html)
+
+
+def png_size(path: Path) -> tuple[int, int] | None:
+    """A PNG's width and height in pixels, from its header; None for another file."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(24)
+    except OSError:
+        return None
+    if len(head) < 24 or not head.startswith(PNG) or head[12:16] != b"IHDR":
+        return None
+    return struct.unpack(">II", head[16:24])
+
+
+def lazy_pictures(html: str, page: Path) -> str:
+    """The page with every ``<img>`` loaded lazily, and sized when it is a PNG of the book's
+    that the tag does not size."""
+    def mark(match: re.Match) -> str:
+        tag = match.group(0)
+        if re.search(r"\sloading=", tag):
+            return tag
+        extra = ' loading="lazy" decoding="async"'
+        # A picture of the book's (Sphinx copies them to _images/), not the theme's icons,
+        # which its style sheet sizes, nor data: or http: addresses.
+        src = re.search(r'\ssrc="((?:\.\./)*_images/[^":]+)"', tag)
+        if src and not re.search(r"\s(?:width|height|style)=", tag):
+            size = png_size(page.parent / unquote(src.group(1)))
+            if size:
+                extra += f' width="{size[0]}" height="{size[1]}"'
+        return tag[:4] + extra + tag[4:]
+
+    return IMG.sub(mark, html)
 
 
 def external_weights(html: str, page: Path, outdir: Path) -> str:
@@ -203,6 +247,7 @@ def _lighten(app: Sphinx, exception: Exception | None) -> None:
         if page.name != "search.html":
             lean = deferred(lean)
         lean = external_weights(lean, page, outdir)
+        lean = lazy_pictures(lean, page)
         if 'class="sd-' not in lean and "class='sd-" not in lean:
             lean = DESIGN.sub("", lean)
         if lean != html:
