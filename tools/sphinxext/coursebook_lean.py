@@ -59,7 +59,7 @@ its style), with the book theme's sheet as well. The source maps, which no longe
 **Pictures.** A chapter's plots came with no size and loaded with the page: Lighthouse's
 mobile profile counted the 300 KB of chapter 6's four plots, all below the first screen,
 before the first paragraph's paint (3.4 s). Every ``<img>`` is marked ``loading="lazy"``
-(the browser fetches it as it nears the screen) and ``decoding="async"``; a PNG of the book
+(the browser fetches it as it nears the screen) and ``decoding="async"``; a picture of the book
 (``_images/``) that has no width, height or style of its own gets its pixel size as
 ``width`` and ``height``, so that the page keeps its place as pictures arrive
 (``course.css`` keeps the proportions where ``max-width`` shrinks one). The book's PDF
@@ -77,11 +77,11 @@ import hashlib
 import json
 import os
 import re
-import struct
 import subprocess
 from pathlib import Path
 from urllib.parse import quote, unquote
 
+from PIL import Image
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.errors import ExtensionError
@@ -106,7 +106,6 @@ DEFERRED = re.compile(r'<script src="([^"]*_static/(?:doctools|sphinx_highlight|
                       r'copybutton|togglebutton|scripts/sphinx-book-theme)\.js[^"]*)"></script>')
 WEIGHTS = re.compile(r'<script type="application/json" class="tc-weights">(.*?)</script>', re.S)
 IMG = re.compile(r"<img\b[^>]*>")
-PNG = b"\x89PNG\r\n\x1a\n"
 CLASS = re.compile(r'class="([^"]*\bfa-[^"]*)"')
 VIEWBOX = re.compile(r'viewBox="0 0 (\d+) (\d+)"')
 CSS_NAME = "tc-icons.css"
@@ -159,21 +158,19 @@ def deferred(html: str) -> str:
     return DEFERRED.sub(r'<script defer src="\1"></script>', html)
 
 
-def png_size(path: Path) -> tuple[int, int] | None:
-    """A PNG's width and height in pixels, from its header; None for another file."""
+def picture_size(path: Path) -> tuple[int, int] | None:
+    """A picture's width and height in pixels, read from its header by Pillow (which
+    matplotlib installs); None for a file Pillow cannot read, such as an SVG."""
     try:
-        with path.open("rb") as f:
-            head = f.read(24)
-    except OSError:
+        with Image.open(path) as picture:
+            return picture.size
+    except OSError:  # UnidentifiedImageError too
         return None
-    if len(head) < 24 or not head.startswith(PNG) or head[12:16] != b"IHDR":
-        return None
-    return struct.unpack(">II", head[16:24])
 
 
 def lazy_pictures(html: str, page: Path) -> str:
-    """The page with every ``<img>`` loaded lazily, and sized when it is a PNG of the book's
-    that the tag does not size."""
+    """The page with every ``<img>`` loaded lazily, and sized when it is a picture of the
+    book's that the tag does not size."""
     def mark(match: re.Match) -> str:
         tag = match.group(0)
         if re.search(r"\sloading=", tag):
@@ -183,7 +180,7 @@ def lazy_pictures(html: str, page: Path) -> str:
         # which its style sheet sizes, nor data: or http: addresses.
         src = re.search(r'\ssrc="((?:\.\./)*_images/[^":]+)"', tag)
         if src and not re.search(r"\s(?:width|height|style)=", tag):
-            size = png_size(page.parent / unquote(src.group(1)))
+            size = picture_size(page.parent / unquote(src.group(1)))
             if size:
                 extra += f' width="{size[0]}" height="{size[1]}"'
         return tag[:4] + extra + tag[4:]
