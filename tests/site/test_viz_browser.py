@@ -122,3 +122,27 @@ def test_a_library_that_arrives_late_still_draws_the_view(browser, pages):
         assert v.errors == [] and v.blocked == []
     finally:
         v.close()
+
+
+def test_a_view_out_of_the_page_when_d3_arrives_draws_once_it_is_back(browser, pages):
+    """A deck's print view (reveal.js) takes its slides out of the page for a frame while it
+    lays them out as pages. A view whose d3 arrived in that frame found no element to draw
+    into, and never tried again: the deck's PDF waited for it until its time ran out."""
+    v = Visit(browser, pages[0], "far.html")
+    try:
+        v.page.evaluate("""() => {
+          const view = document.querySelector('.tc-bertviz');
+          window.tcHeld = [view, view.parentNode, view.nextSibling];
+          view.remove();
+          document.dispatchEvent(new Event('tc:start-all'));
+        }""")
+        v.page.wait_for_function("window.requirejs && requirejs.defined('d3')"
+                                 " && requirejs.defined('jquery')")
+        v.page.wait_for_timeout(300)  # bertviz's callback has had its turn, out of the page
+        assert v.page.evaluate("window.tcHeld[0].querySelectorAll('svg').length") == 0
+        v.page.evaluate("() => { const [view, parent, next] = window.tcHeld;"
+                        " parent.insertBefore(view, next); }")
+        drawn(v, 0, len(TOKENS))
+        assert v.errors == [] and v.blocked == []
+    finally:
+        v.close()

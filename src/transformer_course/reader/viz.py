@@ -126,14 +126,31 @@ def _wrap(bertviz_html: str, urls: dict[str, str]) -> str:
                             script, count=1)
     if not found:
         raise RuntimeError("unexpected bertviz output: no require.config to extend")
+    if "requirejs([" not in script:
+        raise RuntimeError("unexpected bertviz output: no requirejs([...]) call to wrap")
     markup, script = _translate(markup, script)
     # A view holds thousands of SVG elements, which cost a phone seconds: it is drawn when
     # it comes near the screen (common.js's whenNear), at once where there is no
-    # .tc-bertviz around the script to watch.
+    # .tc-bertviz around the script to watch. bertviz draws into the element it finds by id
+    # when d3 arrives; a deck's print view takes its slides out of the page for a frame while
+    # it lays them out as pages, and a view whose d3 arrived then found nothing, drew nothing
+    # and never tried again (the deck's PDF waited for it). So bertviz's requirejs call is
+    # wrapped: its drawing waits until the view is back in the page.
     loader = f"""<script type="text/javascript">
 {asset("common.js")}
 (function () {{
+  var view = document.currentScript && document.currentScript.closest(".tc-bertviz");
+  function whenInPage(callback) {{
+    if (!view || view.isConnected) callback();
+    else setTimeout(function () {{ whenInPage(callback); }}, 50);
+  }}
   function draw() {{
+    var requirejs = function (modules, callback) {{
+      return window.requirejs(modules, function () {{
+        var loaded = arguments;
+        whenInPage(function () {{ callback.apply(null, loaded); }});
+      }});
+    }};
 {script}
   }}
   function load() {{
@@ -143,7 +160,6 @@ def _wrap(bertviz_html: str, urls: dict[str, str]) -> str:
     tag.onload = draw;
     document.head.appendChild(tag);
   }}
-  var view = document.currentScript && document.currentScript.closest(".tc-bertviz");
   if (view) window.TcCommon.whenNear(view, load); else load();
 }})();
 </script>"""
