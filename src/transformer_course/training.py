@@ -132,60 +132,35 @@ def fit(
     """
     from tqdm.std import tqdm  # text, not a widget: the same in Colab, Jupyter and the book
 
-    check_positive_int("epochs", epochs)
-    check_positive_int("eval_every", eval_every)
-    if epochs > 1 and isinstance(batches, Iterator) and not callable(batches):
-        raise ValueError(_one_shot(batches, epochs))
-    _check_fit_args(model, batches, loss_fn, lr, optimizer, evaluate, target, clip_grad,
-                    schedule, seed, progress, desc)
-    device = check_device("device", device)
-    if device is not None and device.type == "meta":
-        raise ValueError("device='meta' holds no values: training needs 'cpu', 'cuda' or 'mps'")
+    _check_fit_args(model, batches, loss_fn, epochs, lr, optimizer, evaluate, eval_every,
+                    target, clip_grad, schedule, seed, progress, desc)
+    dev = _training_device(device)
     if seed is not None:
         seed_everything(seed)
-    dev = torch.device(device) if device is not None else best_device()
     model.to(dev)
     opt = optimizer or torch.optim.Adam(model.parameters(), lr=lr)
     scheduler = torch.optim.lr_scheduler.LambdaLR(opt, schedule) if schedule else None
-    history = History()
-    start = time.perf_counter()
-
-    def run_evaluation() -> None:
-        model.eval()
-        with torch.no_grad():
-            metric = _metric(evaluate(model))
-        model.train()
-        history.evaluations.append((history.steps, metric))
-        if target is not None and metric >= target:
-            history.reached_target = True
-
     size = None if callable(batches) else _epoch_size(batches)
-    total = None if size is None else size * epochs
     if size == 0:
         raise ValueError(f"batches must hold at least one batch, got an empty "
                          f"{type(batches).__name__}")
     summary = progress and static_build()  # a static page: one line at the end, no bar
-    bar = _progress_bar(tqdm, total, desc, disable=not progress or summary)
+    bar = _progress_bar(tqdm, None if size is None else size * epochs, desc,
+                        disable=not progress or summary)
+    history = History()
+    start = time.perf_counter()
     model.train()
     try:
         for epoch in range(epochs):
-            epoch_batches = batches(epoch) if callable(batches) else batches
             first = history.steps
-            for batch in epoch_batches:
+            for batch in batches(epoch) if callable(batches) else batches:
                 batch = _batch_to(batch, dev, history.steps)
-                loss = _checked_loss(loss_fn(model, batch), history.steps)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                if clip_grad is not None:
-                    nn.utils.clip_grad_norm_(model.parameters(), clip_grad)
-                opt.step()
-                if scheduler is not None:
-                    scheduler.step()
-                history.losses.append(loss.item())
+                history.losses.append(
+                    _train_step(model, batch, loss_fn, opt, scheduler, clip_grad, history.steps))
                 bar.update(1)
                 if evaluate is not None and history.steps % eval_every == 0:
-                    run_evaluation()
-                    bar.set_postfix(_postfix(history.losses[-1], history.evaluations[-1][1]))
+                    _evaluate(model, evaluate, target, history)
+                    bar.set_postfix(_postfix(history.losses[-1], history.final_metric))
                     if history.reached_target:
                         return history
                 elif history.steps % 10 == 0:
@@ -196,7 +171,7 @@ def fit(
                                  "DataLoader or a function epoch -> batches")
         if evaluate is not None and (not history.evaluations
                                      or history.evaluations[-1][0] != history.steps):
-            run_evaluation()
+            _evaluate(model, evaluate, target, history)
         return history
     finally:
         history.seconds = time.perf_counter() - start
@@ -205,6 +180,43 @@ def fit(
         if summary:
             sys.stdout.write(_summary(history, desc, dev) + "\n")
             sys.stdout.flush()
+
+
+def _train_step(model: nn.Module, batch: Batch | dict,
+                loss_fn: Callable[[nn.Module, Batch], torch.Tensor],
+                opt: torch.optim.Optimizer, scheduler: Any, clip_grad: float | None,
+                step: int) -> float:
+    """One step of gradient descent on ``batch``; returns its loss."""
+    loss = _checked_loss(loss_fn(model, batch), step)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    if clip_grad is not None:
+        nn.utils.clip_grad_norm_(model.parameters(), clip_grad)
+    opt.step()
+    if scheduler is not None:
+        scheduler.step()
+    return loss.item()
+
+
+def _evaluate(model: nn.Module, evaluate: Callable[[nn.Module], float],
+              target: float | None, history: History) -> None:
+    """Measure ``evaluate(model)`` in eval mode, without gradients, into ``history``."""
+    model.eval()
+    with torch.no_grad():
+        metric = _metric(evaluate(model))
+    model.train()
+    history.evaluations.append((history.steps, metric))
+    history.reached_target = target is not None and metric >= target
+
+
+def _training_device(device: object) -> torch.device:
+    """The device to train on: ``device`` checked, or the best one here."""
+    checked = check_device("device", device)
+    if checked is None:
+        return best_device()
+    if checked.type == "meta":
+        raise ValueError("device='meta' holds no values: training needs 'cpu', 'cuda' or 'mps'")
+    return torch.device(checked)
 
 
 def _progress_bar(tqdm: type, total: int | None, desc: str | None, *, disable: bool) -> Any:
@@ -236,10 +248,15 @@ def _postfix(loss: float, metric: float | None = None) -> dict[str, str]:
     return shown
 
 
-def _check_fit_args(model: object, batches: object, loss_fn: object, lr: object,
-                    optimizer: object, evaluate: object, target: object, clip_grad: object,
-                    schedule: object, seed: object, progress: object, desc: object) -> None:
+def _check_fit_args(model: object, batches: object, loss_fn: object, epochs: int, lr: object,
+                    optimizer: object, evaluate: object, eval_every: int, target: object,
+                    clip_grad: object, schedule: object, seed: object, progress: object,
+                    desc: object) -> None:
     """The argument checks of :func:`fit`, before anything is moved or trained."""
+    check_positive_int("epochs", epochs)
+    check_positive_int("eval_every", eval_every)
+    if epochs > 1 and isinstance(batches, Iterator) and not callable(batches):
+        raise ValueError(_one_shot(batches, epochs))
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if optimizer is None and not any(p.requires_grad for p in model.parameters()):
