@@ -153,6 +153,12 @@ def test_reachable_wrong_answers_say_why():
     result = check.reachable(always_soft)
     assert not result and "outside the convex hull" in result.message
 
+    def one_big_weight(x, h):  # "hard" as soon as one weight dominates
+        a, soft, _ = reachable(x, h)
+        return a, soft, bool((a > 0.8).any())
+    result = check.reachable(one_big_weight)
+    assert not result and "near the vertex" in result.message and "never a point" in result.message
+
     def always_hard(x, h):
         a, soft, _ = reachable(x, h)
         return a, soft, True
@@ -195,11 +201,29 @@ def test_streaming_attention_right_answers_pass():
     assert result, result
     assert "running maximum" in result.message
 
-    def all_at_once(chunks):  # reads the whole stream first: right, if not in one pass
+    def one_chunk_at_a_time(chunks):  # the chunks as a generator expression reads them
+        return streaming_attention((s.double(), v.double()) for s, v in chunks)
+    assert check.streaming_attention(one_chunk_at_a_time)
+
+
+def test_streaming_attention_that_keeps_the_chunks_fails():
+    def all_at_once(chunks):  # the right output, but the whole stream is kept in memory
         pairs = list(chunks)
         scores, values = torch.cat([s for s, _ in pairs]), torch.cat([v for _, v in pairs])
         return torch.softmax(scores, -1) @ values
-    assert check.streaming_attention(all_at_once)
+    result = check.streaming_attention(all_at_once)
+    assert not result and "keeps the chunks" in result.message
+    assert "chunk 1 was still held when chunk 3 was asked for" in result.message
+
+    def keeps_the_values(chunks):  # running sums, but every values tensor stays in a list
+        seen = []
+
+        def remembered():
+            for scores, values in chunks:
+                seen.append(values)
+                yield scores, values
+        return streaming_attention(remembered())
+    assert "keeps the chunks" in check.streaming_attention(keeps_the_values).message
 
 
 def test_streaming_attention_wrong_answers_say_why():
@@ -395,7 +419,7 @@ def shuffled_by(p_of):
 def test_symmetries_right_answers_pass():
     result = check.symmetries(symmetries)
     assert result, result
-    assert "reversal or a rotation" in result.message
+    assert "a reversal, a rotation or one swap" in result.message
 
     def as_tensors(f, t, n):  # one-element boolean tensors and NumPy booleans are answers too
         e, i = symmetries(f, t, n)
@@ -420,6 +444,19 @@ def test_symmetries_wrong_answers_say_why():
 
     rotation = check.symmetries(shuffled_by(lambda t: torch.arange(t).roll(1)))
     assert not rotation and "not only a rotation" in rotation.message
+
+    one_swap = check.symmetries(shuffled_by(lambda t: torch.tensor([1, 0, *range(2, t)])))
+    assert not one_swap and "each row plus the third row" in one_swap.message
+
+    def reversal_and_rotation(f, t, n):  # two kinds of shuffle are not random ones either
+        x = torch.randn(t, n)
+        e = i = True
+        for p in (torch.arange(t - 1, -1, -1), torch.arange(t).roll(1)):
+            e = e and torch.allclose(f(x[p]), f(x)[p], atol=1e-5)
+            i = i and torch.allclose(f(x[p]), f(x), atol=1e-5)
+        return e, i
+    result = check.symmetries(reversal_and_rotation)
+    assert not result and "its two neighbours" in result.message
 
     def exact(f, t, n):
         e = i = True

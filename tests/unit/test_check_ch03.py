@@ -393,6 +393,17 @@ def test_chunked_attention_refuses_the_whole_score_matrix():
         return torch.softmax(torch.cat(parts, dim=-1) / math.sqrt(q.shape[-1]), dim=-1) @ v
     failed(check.chunked_attention(concatenated), "the whole score matrix")
 
+    def broadcast(q, k, v, chunk):  # every product q_i * k_j at once, a dimension further on
+        s = (q.unsqueeze(-2) * k.unsqueeze(-3) / math.sqrt(k.shape[-1])).sum(-1, keepdim=True)
+        return (torch.softmax(s, dim=-2) * v.unsqueeze(-3)).sum(-2)
+    failed(check.chunked_attention(broadcast), "the whole score matrix", "(2, 3, 11, 5)")
+
+    def query_by_query(q, k, v, chunk):  # one query at a time, but all its keys at once
+        rows = [torch.softmax(q[..., i:i + 1, :] @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]),
+                              dim=-1) @ v for i in range(q.shape[-2])]
+        return torch.cat(rows, dim=-2)
+    failed(check.chunked_attention(query_by_query), "the scores of every key", "(2, 1, 11)")
+
 
 def test_chunked_attention_names_the_classic_mistakes():
     from transformer_course.check.ch03 import _blocks

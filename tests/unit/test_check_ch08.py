@@ -267,13 +267,13 @@ def test_padded_cross_attention_explains_typical_mistakes(wrong, words):
 # --- constrained greedy decoding --------------------------------------------------------------
 
 def _constrained(fill=float("-inf"), constrain=True, keep_bos=False, as_float=False,
-                 shift=0):
+                 shift=0, mask=True):
     def fn(model, src, bos_id, allowed):
         src_mask = model.source_mask(src)
         memory = model.encode(src, src_mask=src_mask)
         out = torch.full((src.shape[0], 1), bos_id)
         for t in range(allowed.shape[0]):
-            logits = model.decode(out, memory, src_mask=src_mask)[:, -1]
+            logits = model.decode(out, memory, src_mask=src_mask if mask else None)[:, -1]
             if constrain:
                 row = allowed[(t + shift) % allowed.shape[0]]
                 logits = (logits.masked_fill(~row, fill) if fill != 0
@@ -308,6 +308,7 @@ def test_constrained_greedy_with_everything_allowed_is_greedy_decoding():
     (_constrained(as_float=True), "must be integers"),
     (_constrained(fill=-1.0), "score of 0"),
     (_constrained(shift=1), "forbids"),
+    (_constrained(mask=False), "reads the padding"),
 ])
 def test_constrained_greedy_explains_typical_mistakes(wrong, words):
     result = ch08.constrained_greedy(wrong)

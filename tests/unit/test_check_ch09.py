@@ -333,6 +333,8 @@ def test_embedding_grad_accepts_the_right_answers():
     (lambda ids, g, v: g, ["shape"]),
     (lambda ids, g, v: embedding_grad(ids, g, v)[:, :1], ["shape"]),
     (lambda ids, g, v: embedding_grad(ids.flip(0), g, v), ["entry", "off by"]),
+    (lambda ids, g, v: embedding_grad(ids, g, int(ids.max()) + 1),  # sized by the ids seen
+     ["ids [[1, 2, 2], [0, 1, 0]]", "shape (3, 3), expected (8, 3)", "one row per token"]),
 ])
 def test_embedding_grad_wrong_answers_say_why(answer, words):
     result = check.embedding_grad(answer)

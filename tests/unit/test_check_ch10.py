@@ -1,6 +1,7 @@
 """The checkers of chapter 10's transfer exercises: the right answers pass, plausible wrong
 answers fail saying why, junk answers fail without crashing."""
 
+import copy
 import math
 
 import pytest
@@ -26,7 +27,8 @@ JUNK = [None, (), [], float("nan"), float("inf"), "a string", True, (i for i in 
 
 @pytest.mark.parametrize("checker", [check.label_smoothing_loss, check.sample_next,
                                      check.beam_search, check.cached_self_attention,
-                                     check.kv_cache_bytes, check.smoothing_floor])
+                                     check.kv_cache_bytes, check.smoothing_floor,
+                                     check.score_endings])
 def test_junk_fails_without_crashing(checker):
     for junk in JUNK:
         result = checker(lambda *args, junk=junk, **kwargs: junk)
@@ -42,7 +44,8 @@ def test_junk_fails_without_crashing(checker):
 
 def test_the_checkers_are_exported():
     assert set(ch10.__all__) == {"label_smoothing_loss", "sample_next", "beam_search",
-                                 "cached_self_attention", "kv_cache_bytes", "smoothing_floor"}
+                                 "cached_self_attention", "kv_cache_bytes", "smoothing_floor",
+                                 "score_endings"}
     for name in ch10.__all__:
         assert getattr(check, name) is getattr(ch10, name)
 
@@ -528,3 +531,72 @@ def test_smoothing_floor_speaks_french_and_italian():
         for word in words:
             assert word in result.message, (lang, word, result.message)
         assert "no prediction" not in result.message
+
+
+# --- one prompt, several endings --------------------------------------------------------------
+
+def score_endings(model, prompt, endings):
+    cache = model.new_cache()
+    first = torch.log_softmax(model(prompt, cache=cache)[0, -1], dim=-1)      # (V,)
+    scores = []
+    for ending in endings:
+        total = first[ending[0]]
+        if len(ending) > 1:
+            logits = model(ending[None, :-1], cache=copy.deepcopy(cache))   # (1, n - 1, V)
+            total = total + torch.log_softmax(logits, -1)[0].gather(-1, ending[1:, None]).sum()
+        scores.append(total)
+    return torch.stack(scores)
+
+
+def full_passes(model, prompt, endings):  # right numbers, but the prompt runs once per ending
+    scores = []
+    for ending in endings:
+        ids = torch.cat([prompt, ending[None]], dim=1)
+        logp = torch.log_softmax(model(ids[:, :-1]), dim=-1)[0, prompt.shape[1] - 1:]
+        scores.append(logp.gather(-1, ending[:, None]).sum())
+    return torch.stack(scores)
+
+
+def shared_cache(model, prompt, endings):
+    cache = model.new_cache()
+    first = torch.log_softmax(model(prompt, cache=cache)[0, -1], dim=-1)
+    scores = []
+    for ending in endings:
+        total = first[ending[0]]
+        if len(ending) > 1:
+            logits = model(ending[None, :-1], cache=cache)                    # no copy
+            total = total + torch.log_softmax(logits, -1)[0].gather(-1, ending[1:, None]).sum()
+        scores.append(total)
+    return torch.stack(scores)
+
+
+def test_score_endings_right_answers_pass():
+    with torch.no_grad():
+        result = check.score_endings(score_endings)
+        assert result, result.message
+        assert check.score_endings(lambda m, p, e: score_endings(m, p, e).double())
+
+
+def test_score_endings_agrees_with_the_chapter_s_model_shape():
+    torch.manual_seed(0)
+    model = tc.LanguageModel(20, d_model=32, num_heads=4, num_layers=2, d_ff=64,
+                             dropout=0.0).eval()
+    prompt, endings = torch.tensor([[4, 2, 7]]), [torch.tensor([1, 5]), torch.tensor([9])]
+    with torch.no_grad():
+        assert torch.allclose(score_endings(model, prompt, endings),
+                              full_passes(model, prompt, endings), atol=1e-5)
+
+
+@pytest.mark.parametrize(("wrong", "words"), [
+    (shared_cache, ["each ending after the first read the endings before it", "copy"]),
+    (lambda m, p, e: full_passes(m, p, e) - torch.stack(
+        [torch.log_softmax(m(p)[0, -1], -1)[x[0]] for x in e]), ["first token", "last logits"]),
+    (full_passes, ["computed 26 positions", "at most 15", "run the prompt once"]),
+    (lambda m, p, e: score_endings(m, p, e).exp(), ["entry"]),
+])
+def test_score_endings_wrong_answers_say_why(wrong, words):
+    with torch.no_grad():
+        result = check.score_endings(wrong)
+    assert not result
+    for word in words:
+        assert word in result.message, (word, result.message)

@@ -16,7 +16,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Callable, Iterator, Sequence
 
 import torch
 
@@ -198,6 +199,8 @@ def reachable(fn: Callable[[torch.Tensor, torch.Tensor], tuple]) -> CheckResult:
              torch.tensor([0.5, 0.0, 0.5]), True, False, "boundary"),
             (_("the triangle of section 1.4, the vertex x_2"), triangle,
              torch.tensor([0.0, 1.0, 0.0]), True, True, "vertex"),
+            (_("the triangle of section 1.4, a point near the vertex x_1"), triangle,
+             torch.tensor([0.9, 0.06, 0.04]), True, False, "near"),
             (_("the triangle of section 1.4, a point outside"), triangle,
              torch.tensor([1.2, 0.4, -0.6]), False, False, "outside"),
             (_("{t} points of a line, a point between them").format(t=_num(2)),
@@ -241,6 +244,8 @@ def reachable(fn: Callable[[torch.Tensor, torch.Tensor], tuple]) -> CheckResult:
                                   "a weight that drops its input, and soft attention reaches "
                                   "it (if that coefficient came out as a tiny negative number "
                                   "such as -1e-8, compare with a tolerance)"),
+                    "near": _("on {what} no coefficient is negative: h is inside the "
+                              "convex hull, and soft attention reaches it"),
                     "vertex": _("on {what} h is one of the inputs: a one-hot a satisfies "
                                 "the constraints of soft attention too (compare with a "
                                 "tolerance: the zeros may come out as tiny numbers)"),
@@ -250,11 +255,17 @@ def reachable(fn: Callable[[torch.Tensor, torch.Tensor], tuple]) -> CheckResult:
                 }[where]
                 raise _CheckFailedError(message.format(what=what))
             if answers[1] != hard:
-                message = (_("on {what} h is one of the inputs, so hard attention reaches "
-                             "it; a is one-hot only up to rounding: compare with a tolerance")
-                           if hard else
-                           _("on {what} h is not one of the inputs: hard attention can only "
-                             "output the x_i themselves"))
+                if hard:
+                    message = _("on {what} h is one of the inputs, so hard attention reaches "
+                                "it; a is one-hot only up to rounding: compare with a "
+                                "tolerance")
+                elif where == "near":
+                    message = _("on {what} one coefficient is 0.9, but h is not one of the "
+                                "inputs: hard attention outputs an x_i itself, never a point "
+                                "near one, however large its weight")
+                else:
+                    message = _("on {what} h is not one of the inputs: hard attention can "
+                                "only output the x_i themselves")
                 raise _CheckFailedError(message.format(what=what))
         return _("the coefficients sum to 1 and give h; soft attention reaches h when none is "
                  "negative (on the boundary one of them is 0), hard attention only at the "
@@ -298,8 +309,15 @@ def streaming_attention(fn: Callable[[object], torch.Tensor]) -> CheckResult:
             all_scores = torch.cat([s for s, _v in chunks]).double()
             all_values = torch.cat([v for _s, v in chunks]).double()
             expected = torch.softmax(all_scores, -1) @ all_values
-            stream = iter([(s.clone(), v.clone()) for s, v in chunks])  # read once
+            stream = _OnePassStream(chunks)
             got = _as_tensor(_call(f, stream, what=what), what=what)
+            if stream.kept is not None:
+                raise _CheckFailedError(
+                    _("on {what} chunk {kept} was still held when chunk {asked} was asked "
+                      "for: the answer keeps the chunks, while the stream is there because "
+                      "they do not fit in memory together; keep only the running maximum "
+                      "and the two running sums").format(
+                        what=what, kept=_num(stream.kept), asked=_num(stream.kept + 2)))
             if got.shape == expected.shape and got.is_floating_point():
                 if not bool(torch.isfinite(got).all()):
                     raise _CheckFailedError(
@@ -319,6 +337,31 @@ def streaming_attention(fn: Callable[[object], torch.Tensor]) -> CheckResult:
         return _("one pass, a running maximum and two running sums rescaled when it grows: "
                  "the softmax over all the scores, without overflow")
     return _run("streaming_attention", fn, body)
+
+
+class _OnePassStream:
+    """The chunks of one case, each handed out once, that notes whether the answer keeps
+    them: when chunk k + 2 is asked for, chunk k must be gone (the loop variables may still
+    hold chunk k + 1). CPython frees a tensor as soon as nothing refers to it."""
+
+    def __init__(self, chunks: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        self._waiting = [(s.clone(), v.clone()) for s, v in chunks]
+        self._handed: list[tuple[weakref.ref, weakref.ref]] = []
+        self.kept: int | None = None  # the first chunk (from 1) still held two chunks later
+
+    def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        return self
+
+    def __next__(self) -> tuple[torch.Tensor, torch.Tensor]:
+        done = len(self._handed)
+        if self.kept is None and done >= 2 and any(ref() is not None
+                                                   for ref in self._handed[-2]):
+            self.kept = done - 1
+        if not self._waiting:
+            raise StopIteration
+        scores, values = self._waiting.pop(0)
+        self._handed.append((weakref.ref(scores), weakref.ref(values)))
+        return scores, values
 
 
 # --- predict, then run: gradients of hard and soft attention -------------------------------------
@@ -543,6 +586,17 @@ def _symmetry_cases(t: int, n: int) -> list[tuple[str, Callable, bool, bool, str
          False, False, only_reversal, only_reversal),
         (_("the sum of each row and the next (the last row wraps round to the first)"),
          lambda x: x + x.roll(-1, 0), False, False, only_roll, only_roll),
+        (_("each row plus the third row"), lambda x: x + x[2], False, False,
+         _("every output row depends on which row is third: a swap of two rows other than "
+           "the third shuffles the outputs the same way, other permutations do not; test "
+           "random permutations (torch.randperm), not one swap"),
+         not_invariant),
+        (_("each row plus its two neighbours (wrapping round)"),
+         lambda x: x + x.roll(1, 0) + x.roll(-1, 0), False, False,
+         _("it commutes with the rotations and with the reversal of the rows, and with few "
+           "other permutations: test random permutations (torch.randperm)"),
+         _("it commutes with the rotations and with the reversal of the rows, and with few "
+           "other permutations: test random permutations (torch.randperm)")),
         (_("pooling by attention: {t} fixed queries attend to the rows").format(t=_num(t)),
          pooling, False, True,
          _("the output has one row per fixed query, not per input row: shuffling the input "
@@ -591,5 +645,5 @@ def symmetries(fn: Callable[[Callable, int, int], tuple]) -> CheckResult:
                         .format(what=what, name=name, got=yes_no(answer),
                                 expected=yes_no(truth), why=why))
         return _("random shuffles tell equivariant, invariant and neither apart, even for "
-                 "functions that survive a reversal or a rotation")
+                 "functions that survive a reversal, a rotation or one swap of two rows")
     return _run("symmetries", fn, body)

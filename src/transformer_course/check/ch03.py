@@ -184,6 +184,14 @@ class _Watch(TorchDispatchMode):
         return out
 
 
+def _holds_every_score(shape: tuple[int, ...], l_q: int, l_k: int) -> bool:
+    """Whether a tensor of this shape has room for a score per query and key: a dimension of
+    size ``L_q`` and another of size ``L_k``, wherever they are (a trailing dimension of 1
+    or of ``d_k`` added behind them hides nothing)."""
+    return any(size == l_q and any(other == l_k for j, other in enumerate(shape) if j != i)
+               for i, size in enumerate(shape))
+
+
 def _sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, scale: float | None = None,
           ) -> torch.Tensor:
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
@@ -222,7 +230,9 @@ def chunked_attention(fn: Callable[..., torch.Tensor]) -> CheckResult:
     """Check ``fn(Q, K, V, chunk)`` -> ``softmax(Q K^T / sqrt(d_k)) V`` for ``Q``
     ``(..., L_q, d_k)``, ``K`` ``(..., L_k, d_k)`` and ``V`` ``(..., L_k, d_v)``, computed
     ``chunk`` keys at a time: the checker watches every tensor the function creates, and one
-    with both ``L_q`` and ``L_k`` in its last two dimensions (the whole score matrix) fails.
+    with a dimension of ``L_q`` and another of ``L_k`` (room for the whole score matrix)
+    fails, and so does one with a dimension of ``L_k`` and none of ``d_k`` or ``d_v`` (the
+    scores of every key for some query).
     One case has scores above a thousand (up to about 1,200), past the largest number whose
     exponential float64 can hold (about 709.8), so the running maximum is needed."""
     def body(f: Callable) -> str:
@@ -248,8 +258,7 @@ def chunked_attention(fn: Callable[..., torch.Tensor]) -> CheckResult:
             with watch:
                 got = _call(f, q.clone(), k.clone(), v.clone(), chunk, what=what)
             l_q, l_k = q.shape[-2], k.shape[-2]
-            full = [shape for shape in watch.shapes
-                    if len(shape) >= 2 and sorted(shape[-2:]) == sorted((l_q, l_k))]
+            full = [shape for shape in watch.shapes if _holds_every_score(shape, l_q, l_k)]
             expected = _sdpa(q, k, v)
             try:
                 _compare(got, expected, what=what, atol=1e-6)
@@ -261,6 +270,14 @@ def chunked_attention(fn: Callable[..., torch.Tensor]) -> CheckResult:
                     _("on {what} it built a tensor of shape {shape}, the whole score matrix: "
                       "keep only the scores of one block of {chunk} keys at a time").format(
                         what=what, shape=_shape(full[0]), chunk=_num(chunk)))
+            widths = {q.shape[-1], v.shape[-1]}  # d_k and d_v: keys and values, not scores
+            rows = [shape for shape in watch.shapes
+                    if l_k in shape and not widths.intersection(shape)]
+            if rows and chunk < l_k:
+                raise _CheckFailedError(
+                    _("on {what} it built a tensor of shape {shape}, the scores of every key "
+                      "for a query: keep only the scores of one block of {chunk} keys at a "
+                      "time").format(what=what, shape=_shape(rows[0]), chunk=_num(chunk)))
         return _("the same output as scaled dot-product attention, one block of keys at a "
                  "time, with a running maximum and running sums")
     return _run("chunked_attention", fn, body)

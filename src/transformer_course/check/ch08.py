@@ -523,13 +523,16 @@ def _name_mistake(got: object, expected: torch.Tensor,
 
 def _constrained_reference(model: torch.nn.Module, src: torch.Tensor, bos_id: int,
                            allowed: torch.Tensor, *, fill: float = float("-inf"),
-                           constrain: bool = True) -> torch.Tensor:
-    """Greedy decoding where step t may only write a token with ``allowed[t]`` True."""
+                           constrain: bool = True, mask_decoder: bool = True) -> torch.Tensor:
+    """Greedy decoding where step t may only write a token with ``allowed[t]`` True (and,
+    for a mistake, a decoder that is not given the padding mask; ``encode`` makes its own
+    when given none)."""
     src_mask = model.source_mask(src)
     memory = model.encode(src, src_mask=src_mask)
     out = torch.full((src.shape[0], 1), bos_id, dtype=torch.long)
     for t in range(allowed.shape[0]):
-        logits = model.decode(out, memory, src_mask=src_mask)[:, -1]  # (B, V)
+        logits = model.decode(out, memory,
+                              src_mask=src_mask if mask_decoder else None)[:, -1]  # (B, V)
         if constrain:
             logits = (logits.masked_fill(~allowed[t], fill) if fill != 0.0
                       else logits * allowed[t])
@@ -538,8 +541,9 @@ def _constrained_reference(model: torch.nn.Module, src: torch.Tensor, bos_id: in
 
 
 def _constrained_problem() -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
-    """A small random model whose scores are all negative, 3 sources, and a pattern of
-    allowed tokens that forbids the model's own greedy choice at most steps."""
+    """A small random model whose scores are all negative, 3 sources (two of them padded),
+    and a pattern of allowed tokens that forbids the model's own greedy choice at most
+    steps."""
     from ..models import Transformer
 
     torch.manual_seed(87)
@@ -548,6 +552,8 @@ def _constrained_problem() -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]
     with torch.no_grad():
         model.lm_head.bias -= 20.0  # every score negative: a 0 for "forbidden" would win
     src = torch.randint(3, 10, (3, 5), generator=torch.Generator().manual_seed(88))
+    src[1, 2:] = 0  # padding (id 0) after two sources: the masks must keep it out
+    src[2, 4:] = 0
     allowed = torch.zeros(6, 10, dtype=torch.bool)
     allowed[0, 3:6] = True
     allowed[1, 6:] = True
@@ -570,7 +576,9 @@ def constrained_greedy(fn: Callable[..., torch.Tensor]) -> CheckResult:
             expected = _constrained_reference(model, src, bos, allowed)
             free = _constrained_reference(model, src, bos, allowed, constrain=False)
             zeroed = _constrained_reference(model, src, bos, allowed, fill=0.0)
-        what = _("3 sources, 6 steps, and a model whose scores are all negative")
+            unmasked = _constrained_reference(model, src, bos, allowed, mask_decoder=False)
+        what = _("3 sources (two of them padded), 6 steps, and a model whose scores are all "
+                 "negative")
         with torch.no_grad():
             got = _call(f, model, src.clone(), bos, allowed.clone(), what=what)
         got_tensor = _as_tensor(got, what=what)
@@ -584,7 +592,9 @@ def constrained_greedy(fn: Callable[..., torch.Tensor]) -> CheckResult:
                 (free, _("on {what} the allowed tokens are ignored: this is plain greedy "
                          "decoding; at step t, choose among the tokens with allowed[t] True")),
                 (zeroed, _("on {what} forbidden tokens get a score of 0, which beats negative "
-                           "scores: give them -inf before the argmax"))):
+                           "scores: give them -inf before the argmax")),
+                (unmasked, _("on {what} cross-attention reads the padding of the sources: "
+                             "pass src_mask=model.source_mask(src) to decode"))):
             if not torch.equal(wrong, expected) and torch.equal(got_ids, wrong):
                 raise _CheckFailedError(message.format(what=what))
         forbidden = ~allowed[torch.arange(allowed.shape[0]), got_ids.clamp(0, 9)]  # (B, T)

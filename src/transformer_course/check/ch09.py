@@ -350,13 +350,22 @@ def embedding_grad(fn: Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
         g = torch.Generator().manual_seed(90)
         cases = [(torch.tensor([3, 0, 3, 9, 3]), 10, 4),
                  (torch.tensor([[1, 2, 2], [7, 1, 0]]), 8, 3),
-                 (torch.tensor([[5]]), 6, 2)]
+                 (torch.tensor([[5]]), 6, 2),
+                 (torch.tensor([[1, 2, 2], [0, 1, 0]]), 8, 3)]  # ids 3 to 7 unused
         for ids, vocab_size, d in cases:
             grad_output = torch.randn(*ids.shape, d, generator=g)
             what = _("ids {ids}, a vocabulary of {size}").format(ids=_ints(ids.tolist()),
                                                                 size=_num(vocab_size))
             got = _call(f, ids.clone(), grad_output.clone(), vocab_size, what=what)
             expected = _lookup_grad(ids, grad_output, vocab_size)
+            if (isinstance(got, torch.Tensor) and got.dim() == 2 and got.shape[1] == d
+                    and got.shape[0] != vocab_size):
+                raise _CheckFailedError(
+                    _("on {what} the gradient has shape {shape}, expected {expected}: the table "
+                      "has one row per token of the vocabulary, even for the ids that no "
+                      "position looked up (their rows stay at zero)").format(
+                        what=what, shape=_shape(tuple(got.shape)),
+                        expected=_shape((vocab_size, d))))
             try:
                 _compare(got, expected, what=what, atol=1e-5)
             except _CheckFailedError:

@@ -7,7 +7,9 @@
   sampling, as a language model's ``generate`` does;
 * :func:`beam_search`: beam search over a decoder-only model's own continuations;
 * :func:`cached_self_attention`: one layer's masked self-attention with its own KV cache;
-* :func:`kv_cache_bytes`: the memory of a KV cache, with grouped-query attention.
+* :func:`kv_cache_bytes`: the memory of a KV cache, with grouped-query attention;
+* :func:`score_endings`: the log-probability of several endings of one prompt, the prompt
+  run once with a cache.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from ._core import (
 )
 
 __all__ = ["beam_search", "cached_self_attention", "kv_cache_bytes", "label_smoothing_loss",
-           "sample_next", "smoothing_floor"]
+           "sample_next", "score_endings", "smoothing_floor"]
 
 
 def _close(got: torch.Tensor, other: torch.Tensor, atol: float = 1e-5) -> bool:
@@ -878,3 +880,84 @@ def kv_cache_bytes(fn: Callable[..., int]) -> CheckResult:
         return _("2 × layers × key-value heads × d_head × positions × batch × bytes: "
                  "grouped-query attention divides the cache by num_heads / num_kv_heads")
     return _run("kv_cache_bytes", fn, body)
+
+
+# --- one prompt, several endings ------------------------------------------------------------
+
+def _endings_reference(model: torch.nn.Module, prompt: torch.Tensor,
+                       endings: list[torch.Tensor], *, mistake: str | None = None
+                       ) -> torch.Tensor:
+    """The total log-probability of each ending after ``prompt`` (float64): one full pass
+    per ending; ``mistake`` names a typical wrong variant of the cached version."""
+    if mistake == "shared cache":  # every ending appended to the one cache of the prompt
+        cache = model.new_cache()
+        first = torch.log_softmax(model(prompt, cache=cache)[0, -1].double(), dim=-1)  # (V,)
+        scores = []
+        for ending in endings:
+            total = first[ending[0]]
+            if len(ending) > 1:
+                logp = torch.log_softmax(model(ending[None, :-1], cache=cache).double(), dim=-1)
+                total = total + logp[0].gather(-1, ending[1:, None]).sum()
+            scores.append(total)
+        return torch.stack(scores)
+    scores = []
+    for ending in endings:
+        ids = torch.cat([prompt, ending[None]], dim=1)  # (1, L0 + n)
+        logp = torch.log_softmax(model(ids[:, :-1]).double(), dim=-1)[0]  # (L0 + n - 1, V)
+        picked = logp[prompt.shape[1] - 1:].gather(-1, ending[:, None])  # (n, 1)
+        scores.append(picked[1:].sum() if mistake == "first token left out" else picked.sum())
+    return torch.stack(scores)
+
+
+def score_endings(fn: Callable[[torch.nn.Module, torch.Tensor, list], torch.Tensor]
+                  ) -> CheckResult:
+    """Check ``fn(model, prompt, endings)`` -> ``(len(endings),)``: the total log-probability
+    a :class:`~transformer_course.LanguageModel` gives each ending (a 1-D tensor of ids)
+    after the ``(1, L0)`` ``prompt``, the prompt run once with a cache. The checker counts
+    the positions the model embeds: the prompt's once and each ending's, no more."""
+    def body(f: Callable) -> str:
+        from ..lm import LanguageModel
+
+        torch.manual_seed(110)
+        model = LanguageModel(11, d_model=16, num_heads=2, num_layers=2, d_ff=32, dropout=0.0,
+                              max_len=32).eval()
+        prompt = torch.tensor([[3, 1, 4, 1, 5]])
+        endings = [torch.tensor([9, 2, 6]), torch.tensor([5]), torch.tensor([3, 5, 8, 9]),
+                   torch.tensor([7, 9])]
+        what = _("a prompt of {length} tokens and endings of {sizes} tokens").format(
+            length=_num(prompt.shape[1]), sizes=_ints([len(e) for e in endings]))
+        with torch.no_grad():
+            expected = _endings_reference(model, prompt, endings)
+            mistakes = [
+                (_endings_reference(model, prompt, endings, mistake="shared cache"),
+                 _("on {what} each ending after the first read the endings before it: "
+                   "model(..., cache=cache) appends to the cache it is given, so give each "
+                   "ending its own copy of the prompt's cache (copy.deepcopy)")),
+                (_endings_reference(model, prompt, endings, mistake="first token left out"),
+                 _("on {what} the first token of each ending is not counted: its probability "
+                   "comes from the prompt's last logits")),
+            ]
+        embedded: list[int] = []
+        hook = model.embed.register_forward_pre_hook(
+            lambda module, args: embedded.append(args[0].shape[-1]))
+        try:
+            got = _as_tensor(_call(f, model, prompt.clone(), [e.clone() for e in endings],
+                                   what=what), what=what)
+        finally:
+            hook.remove()
+        if got.is_floating_point():
+            for wrong, message in mistakes:
+                if _close(got.reshape(-1), wrong, atol=1e-4) and not _close(wrong, expected,
+                                                                           atol=1e-4):
+                    raise _CheckFailedError(message.format(what=what))
+        _compare(got, expected, what=what, atol=1e-4)
+        most = prompt.shape[1] + sum(len(e) for e in endings)
+        if sum(embedded) > most:
+            raise _CheckFailedError(
+                _("on {what} the model computed {count} positions, where the prompt once and "
+                  "each ending once take at most {most}: run the prompt once, with a cache, "
+                  "and each ending on a copy of it").format(
+                    what=what, count=_num(sum(embedded)), most=_num(most)))
+        return _("the prompt run once, each ending on a copy of its cache, and the first token "
+                 "scored by the prompt's last logits: the log-probabilities of full passes")
+    return _run("score_endings", fn, body)
