@@ -262,6 +262,8 @@ CASES = {
         (lambda s, m: torch.softmax(s, -1) * m, ["causal mask", "off by"]),
         (lambda s, m: torch.softmax(s.masked_fill(m, float("-inf")), -1).nan_to_num(0.0),
          ["causal mask"]),
+        (lambda s, m: torch.softmax(s.masked_fill(~m, -16.0), -1) * m.any(-1, keepdim=True),
+         ["causal mask", "not exactly 0", "-inf"]),  # a finite fill leaks a little weight
     ]),
     "shift_matrix": (rotation, [
         (lambda k, d: rotation(k, d).T, ["M_k E_p", "off by"]),

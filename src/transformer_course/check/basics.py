@@ -316,15 +316,25 @@ def masked_softmax(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> 
     exactly 0 elsewhere, and an all-zero row (never NaN) when a row has no True."""
     def body(f: Callable) -> str:
         s = _scores(14, 3, 4)
-        cases = [(_("a causal mask"), _ref.causal_mask(4)[:3]),
-                 (_("no mask at all (every entry True)"), torch.ones(3, 4, dtype=torch.bool)),
-                 (_("a row with every key masked"), torch.tensor([[True, False, True, False],
-                                                                  [False, False, False, False],
-                                                                  [True, True, True, True]]))]
-        for what, mask in cases:
-            expected = torch.softmax(s.masked_fill(~mask, float("-inf")), dim=-1)
+        gaps = torch.tensor([[True, False, True, False], [False, False, False, False],
+                             [True, True, True, True]])
+        cases = [(_("a causal mask"), s, _ref.causal_mask(4)[:3]),
+                 (_("no mask at all (every entry True)"), s, torch.ones(3, 4, dtype=torch.bool)),
+                 (_("a row with every key masked"), s, gaps),
+                 (_("allowed scores far below 0 (about -100)"), s - 100, gaps)]
+        for what, scores, mask in cases:
+            expected = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
             expected = torch.where(mask.any(-1, keepdim=True), expected, 0.0)
-            got = _call(f, s.clone(), mask.clone(), what=what)
+            got = _call(f, scores.clone(), mask.clone(), what=what)
+            weights = _as_tensor(got, what=what)
+            if (weights.shape == mask.shape and bool(torch.isfinite(weights).all())
+                    and bool((weights[~mask] != 0).any())):
+                leak = float(f"{float(weights[~mask].abs().max()):.2g}")
+                raise _CheckFailedError(
+                    _("on {what} a masked position gets a weight of {weight}, not exactly 0: "
+                      "fill the masked scores with -inf (a finite number such as -16 still "
+                      "leaves them a weight, and takes it all when the allowed scores are "
+                      "lower still)").format(what=what, weight=_num(leak)))
             _compare(got, expected, what=what)
         return _("masked positions get exactly 0 and a row with nothing to attend to is all 0")
     return _run("masked_softmax", fn, body)

@@ -160,7 +160,7 @@ def peak_beta(fn: Callable[[torch.Tensor, int], float]) -> CheckResult:
     ``(t,)`` (float64) and ``j`` a Python index from 0: ``math.inf`` for a best score (its
     weight grows for ever), 0 for a score at or below the plain mean (it falls from the
     start), else the beta where ``s_j`` equals the weighted average ``sum_k a_k s_k``
-    (within 1e-4 relative)."""
+    (within 1e-4 relative; one peak lies above beta = 4, past a bisection kept in [0, 1])."""
     def body(f: Callable) -> str:
         g = torch.Generator().manual_seed(205)
         chapter = torch.tensor([6.0, 5.0, 2.0, -3.0], dtype=torch.float64)
@@ -181,6 +181,9 @@ def peak_beta(fn: Callable[[torch.Tensor, int], float]) -> CheckResult:
              torch.tensor([1.0, 3.0, 3.0, 0.0], dtype=torch.float64), 1),
             (_("a score equal to the mean, j = {j}").format(j=_num(1)),
              torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64), 1),
+            (_("scores {scores}, j = {j}").format(scores=_numbers([0.0, 0.1, 0.2, 0.3]),
+                                                  j=_num(2)),  # a peak above beta = 4
+             torch.tensor([0.0, 0.1, 0.2, 0.3], dtype=torch.float64), 2),
         ]
         for what, scores, j in cases:
             got = _as_beta(_call(f, scores.clone(), j, what=what), what=what)
@@ -202,7 +205,7 @@ def peak_beta(fn: Callable[[torch.Tensor, int], float]) -> CheckResult:
                     _("on {what} got infinity, but element {j} does not have the best score: "
                       "as beta grows the best score takes everything").format(what=what,
                                                                              j=_num(j)))
-            if abs(got - expected) <= 1e-4 * max(1.0, expected):
+            if abs(got - expected) <= (1e-4 * expected if expected > 0 else 1e-6):
                 continue
             _explain_peak(got, scores, j, expected, what)
             raise _CheckFailedError(_("on {what} got {got}, expected {expected}").format(
@@ -266,7 +269,8 @@ def recover_beta(fn: Callable[[torch.Tensor, torch.Tensor], float]) -> CheckResu
 
     Since ``log a_j - log a_k = beta (s_j - s_k)``, the log-weights are a straight line of
     the scores with slope beta. The cases include ``beta = 0`` (uniform weights), equal
-    scores (a pair of them says nothing about beta) and weights that underflow to exactly 0.
+    scores (a pair of them says nothing about beta) and weights that underflow to exactly 0,
+    so that every fixed pair of entries meets a tie or a zero.
     """
     def body(f: Callable) -> str:
         g = torch.Generator().manual_seed(201)
@@ -275,10 +279,15 @@ def recover_beta(fn: Callable[[torch.Tensor, torch.Tensor], float]) -> CheckResu
              torch.randn(6, generator=g, dtype=torch.float64), 1.7),
             (_("uniform weights (beta = {beta})").format(beta=_num(0)),
              torch.randn(5, generator=g, dtype=torch.float64), 0.0),
+            # ties and exact zeros between them touch every pair of entries
             (_("scores with a tie, beta = {beta}").format(beta=_num(0.3)),
              torch.tensor([1.0, 2.0, 2.0, -1.0, 0.5], dtype=torch.float64), 0.3),
+            (_("scores with a tie, beta = {beta}").format(beta=_num(0.6)),
+             torch.tensor([2.0, 2.0, 1.0, -1.0, 0.5], dtype=torch.float64), 0.6),
             (_("weights with exact zeros, beta = {beta}").format(beta=_num(40)),
              torch.tensor([2.0, 1.5, 0.3, -20.0, -24.0], dtype=torch.float64), 40.0),
+            (_("weights with exact zeros, beta = {beta}").format(beta=_num(50)),
+             torch.tensor([-20.0, 2.0, 1.5, 0.3, -24.0], dtype=torch.float64), 50.0),
             (_("large negative scores, beta = {beta}").format(beta=_num(2.5)),
              torch.tensor([-50.0, -48.0, -49.5, -47.0], dtype=torch.float64), 2.5),
         ]
