@@ -178,6 +178,38 @@ def _coefficients(x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
     return torch.linalg.solve(system, torch.cat([h, torch.ones(1, dtype=h.dtype)]))
 
 
+def _reachable_mistake(where: str, soft: bool, hard: bool, answers: tuple[bool, bool]) -> str:
+    """What is wrong with the answers ``(soft, hard)`` for a point ``h`` that lies
+    ``where`` (inside, near a vertex, on the boundary, at a vertex or outside)."""
+    if answers[0] != soft:
+        return {
+            "inside": _("on {what} no coefficient is negative: h is inside the "
+                        "convex hull, and soft attention reaches it"),
+            "boundary": _("on {what} h lies on the boundary: one coefficient is 0, "
+                          "a weight that drops its input, and soft attention reaches "
+                          "it (if that coefficient came out as a tiny negative number "
+                          "such as -1e-8, compare with a tolerance)"),
+            "near": _("on {what} no coefficient is negative: h is inside the "
+                      "convex hull, and soft attention reaches it"),
+            "vertex": _("on {what} h is one of the inputs: a one-hot a satisfies "
+                        "the constraints of soft attention too (compare with a "
+                        "tolerance: the zeros may come out as tiny numbers)"),
+            "outside": _("on {what} a coefficient is negative: h lies outside the "
+                         "convex hull, where no weighted average of the inputs can "
+                         "go"),
+        }[where]
+    if hard:
+        return _("on {what} h is one of the inputs, so hard attention reaches "
+                 "it; a is one-hot only up to rounding: compare with a "
+                 "tolerance")
+    if where == "near":
+        return _("on {what} one coefficient is 0.9, but h is not one of the "
+                 "inputs: hard attention outputs an x_i itself, never a point "
+                 "near one, however large its weight")
+    return _("on {what} h is not one of the inputs: hard attention can "
+             "only output the x_i themselves")
+
+
 def reachable(fn: Callable[[torch.Tensor, torch.Tensor], tuple]) -> CheckResult:
     """Check ``fn(x, h) -> (a, soft, hard)`` for ``t = n + 1`` inputs in general position,
     the rows of ``x`` ``(t, n)``, and a point ``h`` ``(n,)``: ``a`` ``(t,)`` the only
@@ -236,37 +268,9 @@ def reachable(fn: Callable[[torch.Tensor, torch.Tensor], tuple]) -> CheckResult:
                 raise _CheckFailedError(
                     _("on {what} the two answers are swapped: return (a, soft, hard), in "
                       "this order").format(what=what))
-            if answers[0] != soft:
-                message = {
-                    "inside": _("on {what} no coefficient is negative: h is inside the "
-                                "convex hull, and soft attention reaches it"),
-                    "boundary": _("on {what} h lies on the boundary: one coefficient is 0, "
-                                  "a weight that drops its input, and soft attention reaches "
-                                  "it (if that coefficient came out as a tiny negative number "
-                                  "such as -1e-8, compare with a tolerance)"),
-                    "near": _("on {what} no coefficient is negative: h is inside the "
-                              "convex hull, and soft attention reaches it"),
-                    "vertex": _("on {what} h is one of the inputs: a one-hot a satisfies "
-                                "the constraints of soft attention too (compare with a "
-                                "tolerance: the zeros may come out as tiny numbers)"),
-                    "outside": _("on {what} a coefficient is negative: h lies outside the "
-                                 "convex hull, where no weighted average of the inputs can "
-                                 "go"),
-                }[where]
-                raise _CheckFailedError(message.format(what=what))
-            if answers[1] != hard:
-                if hard:
-                    message = _("on {what} h is one of the inputs, so hard attention reaches "
-                                "it; a is one-hot only up to rounding: compare with a "
-                                "tolerance")
-                elif where == "near":
-                    message = _("on {what} one coefficient is 0.9, but h is not one of the "
-                                "inputs: hard attention outputs an x_i itself, never a point "
-                                "near one, however large its weight")
-                else:
-                    message = _("on {what} h is not one of the inputs: hard attention can "
-                                "only output the x_i themselves")
-                raise _CheckFailedError(message.format(what=what))
+            if answers != (soft, hard):
+                raise _CheckFailedError(_reachable_mistake(where, soft, hard, answers)
+                                        .format(what=what))
         return _("the coefficients sum to 1 and give h; soft attention reaches h when none is "
                  "negative (on the boundary one of them is 0), hard attention only at the "
                  "inputs themselves")
