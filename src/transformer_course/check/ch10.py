@@ -900,13 +900,9 @@ def _endings_reference(model: torch.nn.Module, prompt: torch.Tensor,
                 total = total + logp[0].gather(-1, ending[1:, None]).sum()
             scores.append(total)
         return torch.stack(scores)
-    scores = []
-    for ending in endings:
-        ids = torch.cat([prompt, ending[None]], dim=1)  # (1, L0 + n)
-        logp = torch.log_softmax(model(ids[:, :-1]).double(), dim=-1)[0]  # (L0 + n - 1, V)
-        picked = logp[prompt.shape[1] - 1:].gather(-1, ending[:, None])  # (n, 1)
-        scores.append(picked[1:].sum() if mistake == "first token left out" else picked.sum())
-    return torch.stack(scores)
+    start = prompt.shape[1] + (1 if mistake == "first token left out" else 0)
+    return torch.tensor([_continuation_logp(model, torch.cat([prompt, ending[None]], dim=1), start)
+                         for ending in endings], dtype=torch.float64)
 
 
 def score_endings(fn: Callable[[torch.nn.Module, torch.Tensor, list], torch.Tensor]
