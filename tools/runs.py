@@ -22,11 +22,11 @@ CLOCK = ROOT / "tools" / "colab" / "lying_clock.py"
 # at 99.6%. Pinned, the kernels are the same code everywhere: PyTorch's AVX2 kernels (every
 # x86-64 server of the last decade has AVX2), MKL's AVX2 matrix products and oneDNN's AVX2
 # kernels. MKL's AVX2 branch, not its COMPATIBLE one: on an AMD EPYC (Zen 5) the COMPATIBLE
-# branch changed chapters 7, 8 and 10's trainings (chapter 8 ended at 99.4% instead of
-# 100.0%), while the AVX2 products (MKL's default there, as MKL_CBWR=AVX2 falls back to it on
-# a processor that is not Intel's) gave, to the last printed digit, what the AVX2 machines
-# of earlier runs gave. One torch thread per kernel (the runners' default) keeps the order of
-# the sums too.
+# branch changed chapters 7, 8 and 10's trainings (chapter 8 ended at 99.4%, where it had
+# ended at 100.0% on the machine that chose COMPATIBLE), while the AVX2 products (MKL's
+# default there, as MKL_CBWR=AVX2 falls back to it on a processor that is not Intel's) gave,
+# to the last printed digit, what the AVX2 machines of earlier runs gave. One torch thread
+# per kernel (the runners' default) keeps the order of the sums too.
 ARITHMETIC = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2",
               "ONEDNN_MAX_CPU_ISA": "AVX2"}
 
