@@ -140,6 +140,46 @@ def test_built_pages_load_no_font_awesome_script_search_index_or_thebe(site, lan
     assert (site / lang / "_static" / "tc-icons.css").stat().st_size < 40_000
 
 
+THEME_HEAD = """<head>
+  <script data-cfasync="false">
+    document.documentElement.dataset.mode = localStorage.getItem("mode") || "auto";
+    document.documentElement.dataset.theme = localStorage.getItem("theme") || "auto";
+  </script>
+</head>"""
+
+
+def test_the_head_script_resolves_the_colour_theme_as_the_theme_script_would():
+    html = lean.resolved_mode(THEME_HEAD)
+    assert 'localStorage.getItem("theme")' not in html  # a stale theme is never reused
+    assert 'const mode = localStorage.getItem("mode") || "auto";' in html
+    assert 'mode === "light" || mode === "dark" ? mode : dark ? "dark" : "light"' in html
+    assert lean.resolved_mode(html) == html  # once only
+    assert lean.resolved_mode("<head></head>") == "<head></head>"
+
+
+def test_the_theme_script_s_own_scroll_stops_are_switched_off_once(tmp_path):
+    script = tmp_path / lean.THEME_SCRIPT
+    script.parent.mkdir(parents=True)
+    script.write_text("(()=>{" + lean.THEME_STOPS + '".x"].join(", "))}})()')
+    lean.theme_without_stops(tmp_path)
+    lean.theme_without_stops(tmp_path)
+    assert script.read_text().count("function I(){return;") == 1
+    script.write_text("(()=>{function J(){}})()")  # another version of the theme
+    with pytest.raises(Exception, match="scroll-stop pass"):
+        lean.theme_without_stops(tmp_path)
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "it"])
+def test_built_pages_resolve_their_theme_in_the_head_and_the_theme_measures_nothing(site, lang):
+    script = (site / lang / lean.THEME_SCRIPT).read_text(encoding="utf-8")
+    assert lean.OUR_STOPS in script and lean.THEME_STOPS not in script
+    for page in sorted((site / lang).glob("*.html")):
+        html = page.read_text(encoding="utf-8")
+        assert 'localStorage.getItem("theme") || "' not in html, page.name
+        assert 'const dark = matchMedia("(prefers-color-scheme: dark)").matches;' in html, (
+            page.name)
+
+
 def test_a_style_sheet_keeps_the_rules_of_what_pages_and_scripts_name(tmp_path):
     """PurgeCSS (tools/css/purge.js) on a two-file site: a rule stays when a page or a script
     names its class or attribute value, goes otherwise, and the stale source map goes."""

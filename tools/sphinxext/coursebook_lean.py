@@ -65,6 +65,20 @@ before the first paragraph's paint (3.4 s). Every ``<img>`` is marked ``loading=
 (``course.css`` keeps the proportions where ``max-width`` shrinks one). The book's PDF
 loads them all (``build_pdfs.py``).
 
+**Style recomputed once.** The theme's head script sets the page's colour theme to
+localStorage's, or to "auto" on a first visit, and the theme's deferred script then resolves
+"auto" to "light" or "dark": the change of ``data-theme`` on ``<html>`` made the browser
+recompute the style of every element of the page (a sixth of a second of a phone's main
+thread on chapter 3). The head script resolves it as the theme's script would (the mode the
+reader chose, else the system's preference), so that the later write changes nothing.
+
+**Scroll stops measured near the screen.** The theme makes every code block, output and table
+that scrolls sideways focusable, by measuring them all when the page has loaded: that laid
+out, in one long task, the sections that ``course.css`` leaves for later
+(``content-visibility: auto``). Its pass is switched off in its script, and ``tc-scroll.js``
+does the same work, with the display formulas, for each block as it nears the screen. A
+change of the pinned theme that moves the pass fails the build.
+
 **Thebe.** Jupyter Book always adds sphinx-thebe, which writes its configuration on every
 page (with the address of its script on a CDN) and declares ``THEBE_JS_URL`` twice, a page
 error in every browser. With ``launch_buttons.thebe`` off (ours), nothing on the page can
@@ -106,6 +120,20 @@ DEFERRED = re.compile(r'<script src="([^"]*_static/(?:doctools|sphinx_highlight|
                       r'copybutton|togglebutton|scripts/sphinx-book-theme)\.js[^"]*)"></script>')
 WEIGHTS = re.compile(r'<script type="application/json" class="tc-weights">(.*?)</script>', re.S)
 IMG = re.compile(r"<img\b[^>]*>")
+MODE = re.compile(r'(<script data-cfasync="false">)\s*document\.documentElement\.dataset\.mode = '
+                  r'localStorage\.getItem\("mode"\) \|\| "(\w*)";\s*document\.documentElement'
+                  r'\.dataset\.theme = localStorage\.getItem\("theme"\) \|\| "\w*";\s*(</script>)')
+RESOLVED_MODE = (r'\1\n    {\n      const mode = localStorage.getItem("mode") || "\2";'
+                 r'\n      const dark = matchMedia("(prefers-color-scheme: dark)").matches;'
+                 r'\n      document.documentElement.dataset.mode = mode;'
+                 r'\n      document.documentElement.dataset.theme ='
+                 r'\n        mode === "light" || mode === "dark" ? mode : dark ? "dark" : "light";'
+                 r'\n    }\n  \3')
+# pydata-sphinx-theme 0.17's pass over the blocks that scroll (see the docstring), and the
+# same function returning at once.
+THEME_SCRIPT = Path("_static") / "scripts" / "pydata-sphinx-theme.js"
+THEME_STOPS = 'function I(){const e=()=>{document.querySelectorAll(["pre",'
+OUR_STOPS = 'function I(){return;const e=()=>{document.querySelectorAll(["pre",'
 CLASS = re.compile(r'class="([^"]*\bfa-[^"]*)"')
 VIEWBOX = re.compile(r'viewBox="0 0 (\d+) (\d+)"')
 CSS_NAME = "tc-icons.css"
@@ -206,6 +234,24 @@ def external_weights(html: str, page: Path, outdir: Path) -> str:
     return WEIGHTS.sub(move, html)
 
 
+def resolved_mode(html: str) -> str:
+    """The page with the head script that sets its colour theme resolving "auto" itself."""
+    return MODE.sub(RESOLVED_MODE, html)
+
+
+def theme_without_stops(outdir: Path) -> None:
+    """Switch off the theme script's own pass over the blocks that scroll (tc-scroll.js
+    does it near the screen)."""
+    script = outdir / THEME_SCRIPT
+    text = script.read_text(encoding="utf-8")
+    if OUR_STOPS in text:
+        return
+    if text.count(THEME_STOPS) != 1:
+        raise ExtensionError(f"{script} no longer holds the theme's scroll-stop pass "
+                             f"({THEME_STOPS!r}): update coursebook_lean for the new theme")
+    script.write_text(text.replace(THEME_STOPS, OUR_STOPS), encoding="utf-8")
+
+
 def cut_style_sheets(outdir: Path, node_modules: Path, *,
                      patterns: tuple[str, ...] = THEME_SHEETS) -> dict[str, list[int]]:
     """Cut the style sheets that ``patterns`` find under ``outdir`` to the rules the site can
@@ -236,7 +282,7 @@ def _lighten(app: Sphinx, exception: Exception | None) -> None:
     for page in outdir.rglob("*.html"):
         html = page.read_text(encoding="utf-8")
         used |= _icons(html)
-        lean = SCRIPT.sub("", html)
+        lean = resolved_mode(SCRIPT.sub("", html))
         if page.name != "search.html" and search_as_you_type.lower() != "true":
             lean = SEARCH.sub("", lean)
         if not thebe:
@@ -252,6 +298,7 @@ def _lighten(app: Sphinx, exception: Exception | None) -> None:
     (outdir / "_static" / CSS_NAME).write_text(icon_css(used, svgs), encoding="utf-8")
     for leftover in (outdir / "_static" / "scripts").glob("fontawesome.js*"):
         leftover.unlink()
+    theme_without_stops(outdir)
     cut_style_sheets(outdir, Path(app.config.tc_node_modules))
 
 
