@@ -229,37 +229,35 @@ def test_blocks_far_down_a_chapter_stay_tab_stops_until_the_reader_comes_near(br
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_a_screen_reader_reaches_the_sections_the_page_has_not_drawn(server, lang):
+def test_a_screen_reader_reaches_the_sections_the_page_has_not_drawn(browser, server, lang):
     """With a screen reader attached (Chromium's accessibility on from the start), every
     section heading and paragraph of a chapter is in the accessibility tree, though the page
     leaves the sections far below the screen undrawn (course.css: content-visibility)."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="requirements.txt installs it")
     from browsing import CHROMIUM_ARGS, chromium_path
 
-    path = chromium_path()
-    with sync_api.sync_playwright() as playwright:
-        b = playwright.chromium.launch(args=[*CHROMIUM_ARGS, "--force-renderer-accessibility"],
-                                       **({"executable_path": path} if path else {}))
-        try:
-            page = b.new_page(viewport={"width": 390, "height": 800})
-            page.goto(f"{server}/{lang}/07_encoder.html", wait_until="load")
-            # the first paragraph of the last section that the page has not drawn
-            paragraph = page.evaluate("""() => [...document.querySelectorAll(
-                ".bd-article section > section > p")].filter(
-                p => !p.checkVisibility({contentVisibilityAuto: true})).pop()
-                ?.textContent.trim().slice(0, 40)""")
-            assert paragraph, "every section is drawn at load"
-            headings = page.evaluate("""() => [...document.querySelectorAll(".bd-article h2")]
-                .map(h => h.textContent.replace("#", "").trim())""")
-            tree = page.context.new_cdp_session(page).send("Accessibility.getFullAXTree")
-            nodes = [(node.get("role", {}).get("value"), str(node.get("name", {}).get("value", "")))
-                     for node in tree["nodes"] if not node.get("ignored")]
-            names = [name for _, name in nodes]
-            spoken = {name.replace("#", "").strip() for role, name in nodes if role == "heading"}
-            assert len(headings) > 8 and set(headings) <= spoken, (set(headings) - spoken)
-            assert any(paragraph in name for name in names), paragraph
-        finally:
-            b.close()
+    path = chromium_path()  # a second Chromium, from the module's Playwright
+    b = browser.browser_type.launch(args=[*CHROMIUM_ARGS, "--force-renderer-accessibility"],
+                                    **({"executable_path": path} if path else {}))
+    try:
+        page = b.new_page(viewport={"width": 390, "height": 800})
+        page.goto(f"{server}/{lang}/07_encoder.html", wait_until="load")
+        # the first paragraph of the last section that the page has not drawn
+        paragraph = page.evaluate("""() => [...document.querySelectorAll(
+            ".bd-article section > section > p")].filter(
+            p => !p.checkVisibility({contentVisibilityAuto: true})).pop()
+            ?.textContent.trim().slice(0, 40)""")
+        assert paragraph, "every section is drawn at load"
+        headings = page.evaluate("""() => [...document.querySelectorAll(".bd-article h2")]
+            .map(h => h.textContent.replace("#", "").trim())""")
+        tree = page.context.new_cdp_session(page).send("Accessibility.getFullAXTree")
+        nodes = [(node.get("role", {}).get("value"), str(node.get("name", {}).get("value", "")))
+                 for node in tree["nodes"] if not node.get("ignored")]
+        names = [name for _, name in nodes]
+        spoken = {name.replace("#", "").strip() for role, name in nodes if role == "heading"}
+        assert len(headings) > 8 and set(headings) <= spoken, (set(headings) - spoken)
+        assert any(paragraph in name for name in names), paragraph
+    finally:
+        b.close()
 
 
 @pytest.mark.parametrize("lang", LANGS)
