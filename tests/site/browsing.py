@@ -31,12 +31,15 @@ def chromium_path() -> str | None:
             or shutil.which("chromium-browser"))
 
 
-def launch(playwright):
+def launch(playwright, *extra_args):
+    """Chromium (``chromium_path``) with the tests' flags and ``extra_args``; ``playwright`` is
+    a Playwright instance, or the ``browser_type`` of a browser already launched."""
     path = chromium_path()
     if path is not None and not Path(path).exists():
         raise FileNotFoundError(f"TC_CHROMIUM={path} does not exist")
     options = {"executable_path": path} if path else {}
-    return playwright.chromium.launch(args=CHROMIUM_ARGS, **options)
+    chromium = getattr(playwright, "chromium", playwright)
+    return chromium.launch(args=[*CHROMIUM_ARGS, *extra_args], **options)
 
 
 def close(browser):

@@ -233,11 +233,10 @@ def test_a_screen_reader_reaches_the_sections_the_page_has_not_drawn(browser, se
     """With a screen reader attached (Chromium's accessibility on from the start), every
     section heading and paragraph of a chapter is in the accessibility tree, though the page
     leaves the sections far below the screen undrawn (course.css: content-visibility)."""
-    from browsing import CHROMIUM_ARGS, chromium_path
+    from browsing import launch
 
-    path = chromium_path()  # a second Chromium, from the module's Playwright
-    b = browser.browser_type.launch(args=[*CHROMIUM_ARGS, "--force-renderer-accessibility"],
-                                    **({"executable_path": path} if path else {}))
+    # a second Chromium, from the module's Playwright
+    b = launch(browser.browser_type, "--force-renderer-accessibility")
     try:
         page = b.new_page(viewport={"width": 390, "height": 800})
         page.goto(f"{server}/{lang}/07_encoder.html", wait_until="load")
