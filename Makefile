@@ -57,8 +57,8 @@ browser: setup
 COLAB_CHAPTERS ?=
 LOCAL_CHAPTERS ?=
 
-# Colab's runtime, simulated (tools/colab_sim.py): the English chapters, each installed by
-# its own first cell. `make colab-check` runs the three languages and checks the results
+# Colab's runtime, simulated (tools/colab_sim.py): the English chapters, the package
+# installed by the first one's first cell. `make colab-check` runs the three languages and checks the results
 # (one torch thread per kernel: with two, chapter 8 overran the 600 s cell timeout on a
 # loaded machine).
 colab: setup colab-runtime
