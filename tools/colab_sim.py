@@ -67,7 +67,6 @@ TORCH = "torch==2.13.0"
 WIDGET_AND_KERNEL = ("ipywidgets", "widgetsnbextension", "jupyterlab-widgets", "ipykernel",
                      "ipython", "traitlets", "jupyter-client", "jupyter-core", "pyzmq",
                      "tornado", "comm", "matplotlib-inline")
-PACKAGE = "transformer-course"
 
 
 def log(message: str) -> None:
