@@ -29,6 +29,8 @@ import math
 import numbers
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "localise_matplotlib",
     "ngettext",
     "set_language",
+    "speaking",
     "yes_no",
 ]
 
@@ -87,6 +90,22 @@ def localise_matplotlib() -> None:
 
     __call__._tc_localised = True  # type: ignore[attr-defined]
     ticker.ScalarFormatter.__call__ = __call__
+
+
+@contextmanager
+def speaking(lang: str) -> Iterator[None]:
+    """Speak ``lang`` for a while, then the language set before: an explorer, a quiz or a
+    diagram speaks the language it was built in, whatever was set since.
+
+    Raises:
+        ValueError: if ``lang`` is not one of :data:`LANGUAGES`.
+    """
+    before = get_language()
+    set_language(lang)
+    try:
+        yield
+    finally:
+        set_language(before)
 
 
 def get_language() -> str:
@@ -237,8 +256,9 @@ def format_integer(value: int) -> str:
 
 
 def format_percent(fraction: float, decimals: int = 1) -> str:
-    """A fraction as a percentage: ``0.999`` -> ``"99.9%"``, ``"99,9 %"`` in French
-    (``"−25,0 %"`` for ``-0.25``: the minus sign of :func:`format_number`)."""
+    """A fraction as a percentage: ``0.999`` -> ``"99.9%"``, ``"99,9\u00a0%"`` in French (a
+    no-break space, as CLDR writes it), ``"99,9%"`` in Italian (``"−25,0\u00a0%"`` for
+    ``-0.25``: the minus sign of :func:`format_number`)."""
     from babel import Locale
     from babel import numbers as babel_numbers
 

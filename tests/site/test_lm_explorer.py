@@ -226,7 +226,12 @@ def test_settings_and_defaults(tokenizers, models):
     assert (e.prompt, e.temperature, e.top_k, e.top_p, e.seed) == ("", 0.33, 500, 0.9,
                                                                     2**32 - 1)
     assert widgets.lm_explorer is lm_module.lm_explorer and "lm_explorer" in widgets.__all__
-    assert "LMExplorer" in repr(e) and "int8" in repr(e)
+    for lang, words in (("en", "weights in int8"), ("fr", "poids en int8"),
+                        ("it", "pesi in int8")):
+        with tc.i18n.speaking(lang):
+            built = widgets.lm_explorer(models[lang], tokenizers[lang])
+        assert repr(built).startswith(f"<{built.strings['title']}") and words in repr(built)
+        assert lang == "en" or "weights" not in repr(built), repr(built)
 
 
 @pytest.mark.parametrize("call, error, match", [

@@ -64,3 +64,15 @@ def test_the_layer_menu_is_named_by_the_word_shown_before_it(maps, lang, word):
     finally:
         tc.set_language("en")
     assert f'<select aria-label="{word}" id="layer">' in html
+
+
+@pytest.mark.parametrize("lang, words", [("en", "2 layers × 4 heads, 5 tokens"),
+                                         ("fr", "2 couches × 4 têtes, 5 jetons"),
+                                         ("it", "2 strati × 4 teste, 5 token")])
+def test_the_repr_speaks_the_language_the_view_was_built_in(maps, lang, words):
+    tc.set_language(lang)
+    try:
+        view = tc.viz.model_view(maps, list("abcde"), base_url="x")
+    finally:
+        tc.set_language("en")
+    assert "bertviz" in repr(view) and repr(view).endswith(f"{words}>"), repr(view)

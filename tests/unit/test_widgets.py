@@ -333,6 +333,28 @@ def test_save_writes_a_standalone_page(tmp_path, english):
     assert repr(widgets.masks_explorer()).startswith("<Masks explorer: 6 tokens, heads 1; ")
 
 
+@pytest.mark.parametrize("lang, shown, english", [
+    ("fr", "affichez-le dans un notebook", ("display", "block", "diagram", "parameter")),
+    ("it", "visualizzatelo in un notebook", ("display", "block", "diagram", "parameter"))])
+def test_every_page_object_s_repr_speaks_the_language_it_was_built_in(lang, shown, english):
+    """A console or a text view shows the repr: a quiz, a diagram, a row of diagrams and an
+    explorer say what they hold in their own language, even once another one is set."""
+    tc.set_language(lang)
+    try:
+        quiz = tc.quiz.Quiz().single("?", ["a", "b"], answer=0, explanation="x", href="#x")
+        drawn = tc.diagram(tc.EncoderLayer(16, 2, 32))
+        objects = [quiz, drawn, tc.reader.diagrams.DiagramRow(drawn, drawn),
+                   widgets.masks_explorer()]
+    finally:
+        tc.set_language("en")
+    for obj in objects:
+        text = repr(obj)
+        assert text.startswith("<") and shown in text, text
+        assert not any(word in text for word in english), text
+    assert ("1 question" if lang == "fr" else "1 domanda") in repr(quiz)
+    assert ("2 schémas côte à côte" if lang == "fr" else "2 schemi affiancati") in repr(objects[2])
+
+
 def test_the_repr_and_the_no_script_note_speak_the_reader_s_language(monkeypatch):
     tc.set_language("fr")
     try:

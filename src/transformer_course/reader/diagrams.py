@@ -1248,9 +1248,10 @@ class Diagram(HtmlOutput):
         """This diagram and others side by side (they wrap on a narrow page)."""
         return DiagramRow(self, *others)
 
-    def __repr__(self) -> str:
-        return (f"<Diagram of {self.cls.__name__}: {len(self.blocks)} blocks, "
-                f"{self.parameters} parameters; display it in a notebook, or .save('page.html')>")
+    def details(self) -> str:
+        count = len(self.blocks)
+        return ngettext("{count} block", "{count} blocks", count).format(
+            count=format_integer(count))
 
 
 class DiagramRow(HtmlOutput):
@@ -1272,8 +1273,10 @@ class DiagramRow(HtmlOutput):
     def page_title(self) -> str:
         return self.diagrams[0].title()
 
-    def __repr__(self) -> str:
-        return f"<DiagramRow of {len(self.diagrams)} diagrams>"
+    def details(self) -> str:
+        count = len(self.diagrams)
+        return ngettext("{count} diagram side by side", "{count} diagrams side by side",
+                        count).format(count=format_integer(count))
 
 
 def diagram(module: nn.Module, *, example: object = None) -> Diagram:

@@ -40,7 +40,7 @@ import torch
 
 from .._checks import check_int, check_real
 from ..data import CharTokenizer
-from ..i18n import format_integer, get_language
+from ..i18n import format_integer, get_language, ngettext
 from ..i18n import gettext as _
 from ..lm import LanguageModel
 from .page import HtmlOutput, asset, inline_json, number_format, trust_note
@@ -515,9 +515,12 @@ class LMExplorer(HtmlOutput):
     def page_title(self) -> str:
         return self.strings["title"]
 
-    def __repr__(self) -> str:
-        return (f"<LMExplorer: {self.parameters} parameters, {len(self.chars)} tokens, weights "
-                f"in {self.format}; display it in a notebook, or .save('page.html')>")
+    def details(self) -> str:
+        parameters = ngettext("{count} parameter", "{count} parameters", self.parameters)
+        tokens = ngettext("{count} token", "{count} tokens", len(self.chars))
+        return _("{parameters}, {tokens}, weights in {format}").format(
+            parameters=parameters.format(count=format_integer(self.parameters)),
+            tokens=tokens.format(count=format_integer(len(self.chars))), format=self.format)
 
 
 def lm_explorer(

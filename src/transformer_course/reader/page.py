@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..i18n import format_number
+from ..i18n import format_number, speaking
 from ..i18n import gettext as _
 
 __all__ = ["HtmlOutput", "asset", "inline_json", "number_format", "standalone_page",
@@ -91,8 +91,19 @@ class HtmlOutput:
         """The title of the standalone page, in the reader's language."""
         raise NotImplementedError
 
+    def details(self) -> str:
+        """What it holds, in a few words of the current language (for :meth:`__repr__`)."""
+        raise NotImplementedError
+
     def _repr_html_(self) -> str:
         return self.html()
+
+    def __repr__(self) -> str:
+        """One line in its own language, where no HTML is shown (a console, a text view)."""
+        with speaking(self.language):
+            return "<" + _("{title}: {details}; display it in a notebook, or write it to a "
+                           "page with .save('page.html')").format(
+                title=self.page_title(), details=self.details()) + ">"
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write it to a standalone HTML page; returns the path."""

@@ -68,7 +68,15 @@ from typing import Any
 
 import torch
 
-from ..i18n import LANGUAGES, format_number, format_percent, get_language, set_language
+from ..i18n import (
+    LANGUAGES,
+    format_integer,
+    format_number,
+    format_percent,
+    get_language,
+    ngettext,
+    speaking,
+)
 from ..i18n import gettext as _
 from .page import HtmlOutput, asset, inline_json, number_format
 
@@ -754,7 +762,7 @@ class Quiz(HtmlOutput):
         question.answers = [_check_index("answer", answer, len(maps))]
         question.feedback = _check_feedback(feedback, len(maps))
         question.options = [_letter(i) for i in range(len(maps))]
-        with _language(self.language):
+        with speaking(self.language):
             question.pictures = [
                 picture_svg(m, tokens, label=_("picture {letter}").format(letter=_letter(i))
                             + ". " + _describe_map(m, tokens))
@@ -786,7 +794,7 @@ class Quiz(HtmlOutput):
                 entry.update({"options": len(q.options), "answers": q.answers,
                               "feedback": sorted(q.feedback)})
             questions.append(entry)
-        with _language(self.language):
+        with speaking(self.language):
             return {"version": VERSION, "language": self.language, "questions": questions,
                     "strings": self._strings(), "numbers": number_format()}
 
@@ -860,7 +868,7 @@ class Quiz(HtmlOutput):
             raise ValueError("this quiz has no question: add some with .single(), "
                              ".multiple(), .numeric() or .picture()")
         script, style = asset("common.js", "progress.js", "quiz.js"), asset("quiz.css")
-        with _language(self.language):
+        with speaking(self.language):
             data = inline_json(self.payload())
             note = _("This quiz's JavaScript has not run. In Jupyter, re-run this cell or "
                      "choose File → Trust Notebook (classic Notebook), the “Trust Notebook” "
@@ -885,31 +893,13 @@ class Quiz(HtmlOutput):
         )
 
     def page_title(self) -> str:
-        with _language(self.language):
+        with speaking(self.language):
             return _("Quiz")
 
-    def __repr__(self) -> str:
+    def details(self) -> str:
         count = len(self.questions)
-        kinds = ", ".join(f"{sum(q.kind == k for q in self.questions)} {k}" for k in KINDS
-                          if any(q.kind == k for q in self.questions))
-        return (f"<Quiz: {count} question{'s' if count != 1 else ''} ({kinds}) in "
-                f"{self.language}; display it in a notebook, or .save('page.html')>")
-
-
-class _language:  # noqa: N801 (used as a context manager, like a function)
-    """Switch the package's language for a while: a quiz speaks the language it was built
-    in, whatever was set since."""
-
-    def __init__(self, language: str) -> None:
-        self.language = language
-        self.before = language
-
-    def __enter__(self) -> None:
-        self.before = get_language()
-        set_language(self.language)
-
-    def __exit__(self, *exc: object) -> None:
-        set_language(self.before)
+        return ngettext("{count} question", "{count} questions", count).format(
+            count=format_integer(count))
 
 
 # --- reading quizzes back from a page ------------------------------------------------------------
@@ -957,7 +947,7 @@ def progress_table(chapters: Sequence[tuple[str, str]], *, language: str | None 
     language = language or get_language()
     if language not in LANGUAGES:
         raise ValueError(f"language must be one of {list(LANGUAGES)}, got {language!r}")
-    with _language(language):
+    with speaking(language):
         words = {"none": _("Not started"), "done": _("Done"),
                  "partial": _("{answered} of {total} questions answered"),
                  "score": _("Score: {right} / {total}"), "cleared": _("Progress cleared.")}

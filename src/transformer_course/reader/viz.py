@@ -22,6 +22,7 @@ import torch
 
 from .._checks import check_int, has_data, shape_of
 from .._optional import require
+from ..i18n import format_integer, get_language, ngettext, speaking
 from ..i18n import gettext as _
 from .page import asset
 
@@ -50,20 +51,26 @@ class AttentionView:
 
     Attributes:
         html: the complete HTML fragment (markup and script).
+        title: what it shows, in the reader's language (``bertviz head view: 6 layers × 12
+            heads``).
     """
 
     def __init__(self, html: str, kind: str, num_layers: int, num_heads: int,
-                 tokens: Sequence[str]) -> None:
+                 tokens: Sequence[str], title: str = "") -> None:
         self.html = html
         self.kind, self.num_layers, self.num_heads = kind, num_layers, num_heads
         self.tokens = list(tokens)
+        self.title = title or f"bertviz {kind}"
+        self.language = get_language()
 
     def _repr_html_(self) -> str:
         return self.html
 
     def __repr__(self) -> str:
-        return (f"AttentionView({self.kind}, {self.num_layers} layers, {self.num_heads} heads, "
-                f"{len(self.tokens)} tokens)")
+        count = len(self.tokens)
+        with speaking(self.language):
+            tokens = ngettext("{count} token", "{count} tokens", count)
+        return f"<{self.title}, {tokens.format(count=format_integer(count))}>"
 
 
 def _as_layers(attention: object) -> list[torch.Tensor]:
@@ -220,11 +227,11 @@ def _view(kind: str, attention: object, tokens: Sequence[str], base_url: str | N
     draw = bertviz.head_view if kind == "head view" else bertviz.model_view
     raw = draw(attention=layers, tokens=tokens, html_action="return", **options).data
     html = _wrap(raw, _urls(base_url))
-    title = html_lib.escape(_("bertviz {view}: {layers} layers × {heads} heads").format(
+    title = _("bertviz {view}: {layers} layers × {heads} heads").format(
         view=_("head view") if kind == "head view" else _("model view"), layers=len(layers),
-        heads=layers[0].shape[1]))
-    html = f'<div class="tc-bertviz" title="{title}">{html}</div>'
-    return AttentionView(html, kind, len(layers), layers[0].shape[1], tokens)
+        heads=layers[0].shape[1])
+    html = f'<div class="tc-bertviz" title="{html_lib.escape(title)}">{html}</div>'
+    return AttentionView(html, kind, len(layers), layers[0].shape[1], tokens, title)
 
 
 def _check_selection(options: dict, num_layers: int, num_heads: int) -> None:

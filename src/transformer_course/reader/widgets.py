@@ -459,15 +459,12 @@ class Explorer(HtmlOutput):
     def page_title(self) -> str:
         return self.strings["title"]
 
-    def __repr__(self) -> str:
-        """A one-line summary in the reader's language (the notebook shows the page)."""
+    def details(self) -> str:
         count = len(self.tokens)
         tokens = ngettext("{count} token", "{count} tokens", count).format(
             count=format_integer(count))
         heads = ", ".join(format_integer(h) for h in self.scores)
-        return "<" + _("{title}: {tokens}, heads {heads}; display it in a notebook, or write "
-                       "it to a page with .save('page.html')").format(
-            title=self.strings["title"], tokens=tokens, heads=heads) + ">"
+        return _("{tokens}, heads {heads}").format(tokens=tokens, heads=heads)
 
 
 # --- the three explorers -----------------------------------------------------------------------
