@@ -51,7 +51,7 @@ SHEETS = STYLE["languages"]
 LANGS = tuple(SHEETS)
 MINUS = "\u2212"
 NUMBER_FIELDS = {"decimal", "group", "group_from", "minus_prose", "minus_output",
-                 "vector_separator"}
+                 "vector_separator", "percent"}
 WHERE = frozenset({"prose", "quiz", "deck", "comment"})
 SPACES = " \u00a0\u202f"
 
@@ -220,6 +220,30 @@ def check_minus(lang: str, passage: Passage) -> Iterator[Finding]:
         stop = match.start() + (end.end() if end else 1)
         yield finding(passage, masked, match.start(), stop, f"{lang}.minus",
                       "write the minus sign − (U+2212)")
+
+
+# A number and its percent sign, with whatever stands between them.
+PERCENT = re.compile(rf"(?<![\w.,])\d+(?:[.,]\d+)?([{SPACES}]*)%")
+
+
+def _percents(lang: str, text: str) -> Iterator[tuple[int, int, str]]:
+    """``(start, end, advice)`` of each percentage written otherwise than the sheet says."""
+    wanted = numbers(lang)["percent"]
+    for match in PERCENT.finditer(text):
+        if match.group(1) + "%" != wanted:
+            number = match.group()[:match.start(1) - match.start()]
+            yield match.start(), match.end(), f"write {shown(number + wanted)}"
+
+
+@source_check("percent")
+def check_percent(lang: str, passage: Passage) -> Iterator[Finding]:
+    """The space, or none, between a number and its percent sign: 99,9 % (U+00A0) in
+    French, 99,9% in Italian, 99.9% in English."""
+    if passage.kind not in PROSE_KINDS:
+        return
+    masked = passage.masked(lang)
+    for start, end, advice in _percents(lang, masked.text):
+        yield finding(passage, masked, start, end, f"{lang}.percent", advice)
 
 
 NUM = r"[−-]?\d+(?:[.,]\d+)?"
@@ -524,6 +548,10 @@ EXAMPLES = {
                           "Une phase de 4\u202f000 pas en 2017, les id 2051 et 30\u202f522."),
     ("it", "thousands"): ("Su 20 000 coppie e 4096 token.",
                           "Su 20.000 coppie e 4.096 token, nel 2017."),
+    ("fr", "percent"): ("Il en garde 15 %, puis 80\u202f% et 10%.",
+                        "Il en garde 15\u00a0%, puis 80,5\u00a0%."),
+    ("it", "percent"): ("Ne tiene il 15 %, poi l'80\u00a0%.", "Ne tiene il 15%, poi l'80,5%."),
+    ("en", "percent"): ("It keeps 15 % of them.", "It keeps 15% of them, then 80.5%."),
     ("fr", "minus"): ("Les scores valent 6, 5, 2 et -3.", "Les scores valent 6, 5, 2 et −3."),
     ("en", "minus"): ("The scores are 6, 5, 2 and -3.", "The scores are 6, 5, 2 and −3."),
     ("fr", "vector"): ("Le vecteur (2, 0) et $\\boldsymbol{x} = (3, 0)$.",
@@ -702,6 +730,15 @@ def page_minus(lang: str, page: Path, html: str) -> Iterator[Finding]:
                             f"{lang}.minus", "the package writes −; is it printed with str()?")
 
 
+@page_check("percent")
+def page_percent(lang: str, page: Path, html: str) -> Iterator[Finding]:
+    """The outputs, the quizzes and the prose write a percentage as the sheet says (the
+    package's outputs follow CLDR, as Babel does)."""
+    for part, text in page_parts(page, lang).items():
+        for start, end, advice in _percents(lang, text):
+            yield _page_finding(page, part, text, start, end, f"{lang}.percent", advice)
+
+
 @page_check("apostrophe")
 def page_apostrophe(lang: str, page: Path, html: str) -> Iterator[Finding]:
     text = page_parts(page, lang)["quiz"]
@@ -775,7 +812,8 @@ def test_the_package_writes_numbers_as_the_sheet_says(lang):
         assert tc.format_integer(30522) == f"30{group}522"
         assert tc.format_number(-0.5) == f"{minus}0{decimal}5"
         assert tc.format_number(-1.5, 2) == f"{minus}1{decimal}50"
-        assert tc.format_percent(-0.25).startswith(f"{minus}25{decimal}0")
+        assert tc.format_percent(-0.25) == f"{minus}25{decimal}0{sheet['percent']}"
+        assert tc.format_percent(0.5, 0) == f"50{sheet['percent']}"
         assert tc.format_tensor(torch.tensor([-1.0, 0.0])).startswith(f"[{minus}1{decimal}00")
         for zero in (tc.format_number(-1e-4, 2), tc.format_number(-0.0), tc.format_percent(-1e-5),
                      tc.format_tensor(torch.tensor([-1e-4]))):
