@@ -103,7 +103,7 @@ def reachable(x, h):
     system = torch.cat([x.T, torch.ones(1, x.shape[0])])      # (n + 1, t)
     a = torch.linalg.solve(system, torch.cat([h, torch.ones(1)]))
     soft = bool((a >= -1e-6).all())
-    hard = bool(((a - 1).abs() < 1e-6).any())
+    hard = soft and bool(((a - 1).abs() < 1e-6).any())
     return a, soft, hard
 
 
@@ -132,13 +132,14 @@ def test_reachable_wrong_answers_say_why():
 
     def no_tolerance(x, h):
         a, _, _ = reachable(x, h)
-        return a, bool((a >= 0).all()), bool((a == 1).any())
+        soft = bool((a >= 0).all())
+        return a, soft, soft and bool((a == 1).any())
     result = check.reachable(no_tolerance)
     assert not result and "compare with a tolerance" in result.message
 
     def exact_hard(x, h):
         a, soft, _ = reachable(x, h)
-        return a, soft, bool((a == 1).any())
+        return a, soft, soft and bool((a == 1).any())
     result = check.reachable(exact_hard)
     assert not result and "one-hot only up to rounding" in result.message
 
@@ -158,6 +159,13 @@ def test_reachable_wrong_answers_say_why():
         return a, soft, bool((a > 0.8).any())
     result = check.reachable(one_big_weight)
     assert not result and "near the vertex" in result.message and "never a point" in result.message
+
+    def any_coefficient_of_one(x, h):  # forgets that the others must then be 0
+        a, soft, _ = reachable(x, h)
+        return a, soft, bool(((a - 1).abs() < 1e-6).any())
+    result = check.reachable(any_coefficient_of_one)
+    assert not result and "a coefficient of 1" in result.message
+    assert "every other coefficient is 0" in result.message
 
     def always_hard(x, h):
         a, soft, _ = reachable(x, h)

@@ -180,8 +180,11 @@ def _coefficients(x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
 
 def _reachable_mistake(where: str, soft: bool, hard: bool, answers: tuple[bool, bool]) -> str:
     """What is wrong with the answers ``(soft, hard)`` for a point ``h`` that lies
-    ``where`` (inside, near a vertex, on the boundary, at a vertex or outside)."""
+    ``where`` (inside, near a vertex, on the boundary, at a vertex, outside, or outside
+    with a coefficient of 1: "one")."""
     if answers[0] != soft:
+        if where == "one":
+            where = "outside"
         return {
             "inside": _("on {what} no coefficient is negative: h is inside the "
                         "convex hull, and soft attention reaches it"),
@@ -202,6 +205,9 @@ def _reachable_mistake(where: str, soft: bool, hard: bool, answers: tuple[bool, 
         return _("on {what} h is one of the inputs, so hard attention reaches "
                  "it; a is one-hot only up to rounding: compare with a "
                  "tolerance")
+    if where == "one":
+        return _("on {what}, the other coefficients are 0.5 and -0.5: h is not one of the "
+                 "inputs; a is one-hot only when every other coefficient is 0")
     if where == "near":
         return _("on {what} one coefficient is 0.9, but h is not one of the "
                  "inputs: hard attention outputs an x_i itself, never a point "
@@ -235,6 +241,8 @@ def reachable(fn: Callable[[torch.Tensor, torch.Tensor], tuple]) -> CheckResult:
              torch.tensor([0.9, 0.06, 0.04]), True, False, "near"),
             (_("the triangle of section 1.4, a point outside"), triangle,
              torch.tensor([1.2, 0.4, -0.6]), False, False, "outside"),
+            (_("the triangle of section 1.4, a point outside with a coefficient of 1"),
+             triangle, torch.tensor([1.0, 0.5, -0.5]), False, False, "one"),
             (_("{t} points of a line, a point between them").format(t=_num(2)),
              torch.tensor([[-1.0], [3.0]]), torch.tensor([0.25, 0.75]), True, False, "inside"),
             (_("a tetrahedron in {n} dimensions, a point inside").format(n=_num(3)),
