@@ -65,7 +65,17 @@ class LayerCache:
 
         Shape:
             ``(B, H, L_new, d_head)`` each in, ``(B, H, L_past + L_new, d_head)`` each out.
+
+        Raises:
+            ValueError: if ``keys`` has another batch size, head count or ``d_head`` than
+                the keys already cached.
         """
+        if self._keys is not None and (keys.shape[:2], keys.shape[3]) != (
+                self._keys.shape[:2], self._keys.shape[3]):
+            raise ValueError(
+                f"keys must be (B, H, L_new, d_head) with the cache's B, H and d_head "
+                f"{tuple(self._keys.shape[:2])} and {self._keys.shape[3]}, got "
+                f"{tuple(keys.shape)}: a cache holds one batch of one layer")
         start, end = self._length, self._length + keys.shape[2]
         if self._keys is None or self._values is None or end > self._keys.shape[2]:
             self._keys, self._values = self._grown(keys, values, end)

@@ -95,6 +95,16 @@ def _check_logits(logits: object) -> torch.Tensor:
     return logits
 
 
+def _check_logit_values(logits: torch.Tensor) -> None:
+    """No NaN nor +inf, and in every row a logit above -inf (one read on the host)."""
+    if bool((torch.isnan(logits) | (logits == float("inf"))).any()):
+        raise ValueError(f"logits must hold no NaN nor +inf, got {shape_of(logits)} logits "
+                         "with some")
+    if bool((logits == float("-inf")).all(dim=-1).any()):
+        raise ValueError("every row of logits needs a finite logit: a row of -inf leaves no "
+                         "token to draw")
+
+
 # --- sampling --------------------------------------------------------------------------------
 
 def top_k_logits(logits: torch.Tensor, k: int) -> torch.Tensor:
@@ -136,27 +146,39 @@ def top_p_logits(logits: torch.Tensor, p: float) -> torch.Tensor:
     Args:
         logits: ``(..., V)`` scores over the vocabulary.
         p: the mass to keep, ``0 < p <= 1``; the most likely token always stays, and
-            ``p = 1`` keeps every token of non-zero probability.
+            ``p = 1`` keeps every token (the sum of float32 probabilities reaches 1 before
+            the least likely ones, which a cut at 1 would drop).
 
     Returns:
         A tensor of the shape of ``logits``. Ties with the least likely token kept are kept.
     """
     _check_logits(logits)
     p = check_real("p", p, low=0.0, high=1.0, low_open=True)
+    if p == 1.0:
+        return logits.clone()  # the whole distribution: nothing to cut
     keep = _nucleus(torch.softmax(logits.float(), dim=-1), p)
     return logits.masked_fill(~keep, float("-inf"))
 
 
-def check_sampling(temperature: object = 1.0, top_k: object = None, top_p: object = None
+def check_sampling(temperature: object = 1.0, top_k: object = None, top_p: object = None,
+                   dtype: torch.dtype = torch.float32
                    ) -> tuple[float, int | None, float | None]:
     """Check the sampling options once (a generator then samples many times without
     checking them again); return them as ``(float, int or None, float or None)``.
 
+    Args:
+        dtype: the dtype of the logits, which must hold ``1 / temperature``.
+
     Raises:
-        TypeError, ValueError: naming ``temperature`` (a number >= 0), ``top_k`` (an int
-            >= 1) or ``top_p`` (a number in (0, 1]).
+        TypeError, ValueError: naming ``temperature`` (0, or a number whose inverse
+            ``dtype`` holds), ``top_k`` (an int >= 1) or ``top_p`` (a number in (0, 1]).
     """
     temperature = check_real("temperature", temperature, low=0.0)
+    if 0.0 < temperature and 1.0 / temperature > torch.finfo(dtype).max:
+        raise ValueError(
+            f"temperature={temperature:g} is so small that 1 / temperature overflows {dtype}: "
+            "use temperature=0 for greedy decoding"
+        )
     if top_k is not None:
         top_k = check_positive_int("top_k", top_k)
     if top_p is not None:
@@ -199,9 +221,13 @@ def next_token_probabilities(logits: torch.Tensor, *, temperature: float = 1.0,
 
     Returns:
         ``(..., V)`` probabilities; each row sums to 1.
+
+    Raises:
+        ValueError: for NaN or ``+inf`` logits, a row of ``-inf``, or a ``temperature``
+            so small that the logits' dtype cannot hold ``1 / temperature``.
     """
-    _check_logits(logits)
-    return _probabilities(logits, *check_sampling(temperature, top_k, top_p))
+    _check_logit_values(_check_logits(logits))
+    return _probabilities(logits, *check_sampling(temperature, top_k, top_p, logits.dtype))
 
 
 def _draw(logits: torch.Tensor, temperature: float, top_k: int | None, top_p: float | None,
@@ -234,10 +260,13 @@ def sample_next(logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | 
 
     Returns:
         ``(B,)`` token ids (``long``).
+
+    Raises:
+        ValueError: as :func:`next_token_probabilities`.
     """
     check_tensor("logits", logits, ndim=2, floating=True)
-    _check_logits(logits)
-    options = check_sampling(temperature, top_k, top_p)
+    _check_logit_values(_check_logits(logits))
+    options = check_sampling(temperature, top_k, top_p, logits.dtype)
     _check_generator(generator, logits.device, "logits")
     return _draw(logits, *options, generator)
 

@@ -4,16 +4,17 @@ Every sentence the package shows (checker verdicts, figure texts, explorer capti
 controls, progress bars, summaries) is an English message id looked up in a standard
 gettext catalog, ``locale/<lang>/LC_MESSAGES/transformer_course.po``, managed with Babel
 (``make catalogs`` extracts, updates and compiles them). Numbers go through Babel's locale
-formatting: ``0.5`` is ``0,5`` in French and Italian, and ``11720448`` is ``11 720 448`` in
-French. French and Italian numbers take the minus sign of their typography, ``−`` (U+2212),
-as the book's prose writes it (``−0,5``); English keeps the ASCII ``-`` of Python's own prints
-(``-0.5``), which a reader can paste back into code. The choices of each language are written
+formatting: ``0.5`` is ``0,5`` in French and Italian, and the count ``11720448`` is
+``11 720 448`` in French (:func:`format_integer`; the group separator is U+202F). French and
+Italian numbers take the minus sign of their typography, ``−`` (U+2212), as the book's prose
+writes it (``−0,5``); English keeps the ASCII ``-`` of Python's own prints (``-0.5``), which
+a reader can paste back into code. The choices of each language are written
 down in the book's style sheet, ``book/style.yml``.
 
     >>> import transformer_course as tc
     >>> tc.set_language("fr")
     >>> tc.format_percent(0.999)  # doctest: +SKIP
-    '99,9 %'
+    '99,9\xa0%'
 
 Error messages (``ValueError``, ``TypeError``) stay in English, like Python's and PyTorch's.
 
@@ -201,7 +202,9 @@ def format_number(value: float, decimals: int | None = None, *,
         significant: the significant digits kept when ``decimals`` is None.
 
     Returns:
-        ``"0.5"`` / ``"0,5"``, ``"11,720,448"`` / ``"11 720 448"``; tiny and huge numbers
+        ``"0.5"`` / ``"0,5"``, ``"1,234.5"`` / ``"1 234,5"`` (U+202F); beyond
+        ``significant`` digits a number is rounded, an integer too (``11720448`` gives
+        ``"11,720,400"``: a count goes through :func:`format_integer`); tiny and huge numbers
         as a power of ten, ``"1.5 × 10⁻⁷"`` / ``"1,5 · 10⁻⁷"`` (never E-notation);
         ``"∞"`` and ``"NaN"`` as Babel writes them. A negative number starts with ``-`` in
         English and with the minus sign ``−`` (U+2212) in French and Italian.

@@ -128,7 +128,10 @@ def from_torch(module: nn.Module) -> nn.Module:
 
     The result is batch first and takes boolean masks with True = may attend, while
     PyTorch's modules take True = blocked (``mask = ~torch_mask``). Given the same inputs
-    (batch first, ``batch_first=True`` on PyTorch's side) both give the same outputs.
+    (batch first, ``batch_first=True`` on PyTorch's side) both give the same outputs, with
+    one exception: in eval mode with a padding mask, ``nn.TransformerEncoder``'s fast path
+    (``enable_nested_tensor=True``, its default) returns zeros at the padded positions,
+    where the course's stack computes their outputs as at any other position.
     The training mode, dtype and device are those of ``module``, and every LayerNorm keeps
     its own ``eps`` (a stack's final norm included).
 

@@ -287,7 +287,8 @@ class MultiHeadAttention(nn.Module):
 
         Returns:
             ``(output, weights)``: ``(B, L_q, d_model)`` and ``(B, H, L_q, L_k)`` or None.
-            A query whose keys are all masked gets a zero attention output (on both paths).
+            A query whose keys are all masked gets zero heads (on both paths), so its
+            output is the bias of ``W_o`` (zero with ``bias=False``).
         """
         if check_flag("validate", validate):
             mask, beta = self._check(query, key, value, mask, beta, hard, need_weights,

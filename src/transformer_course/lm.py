@@ -36,7 +36,7 @@ from ._checks import (
 from .cache import KVCache
 from .functional import causal_mask
 from .generation import _check_generator, _draw, _finish, check_sampling
-from .layers import EncoderLayer, _renamed_keys, through_layers
+from .layers import EncoderLayer, _check_stack_cache, _renamed_keys, through_layers
 
 __all__ = ["LanguageModel"]
 
@@ -127,21 +127,17 @@ class LanguageModel(nn.Module):
         check_flag("return_attention", return_attention)
         ids = check_ids("ids", ids)
         check_same_device("ids", ids, self.embed.weight.device)
-        past = 0
-        if cache is not None:
-            if not isinstance(cache, KVCache):
-                raise TypeError(f"cache must be a KVCache, got {type(cache).__name__}")
-            past = cache.length
         length = ids.shape[1]
         if length == 0:
             raise ValueError(f"ids must hold at least one position, got shape {shape_of(ids)}")
+        x = lookup("ids", self.embed, ids)  # (B, L, d_model)
+        past = _check_stack_cache(cache, self.blocks, x)  # its layers, batch, heads, d_head
         if past + length > self.max_len:
             raise ValueError(
                 f"ids reach position {past + length} (cache {past} + ids {shape_of(ids)}) but "
                 f"max_len={self.max_len}"
             )
         keep = None if attention_mask is None else _check_mask(attention_mask, ids, past)
-        x = lookup("ids", self.embed, ids)  # (B, L, d_model)
         if keep is not None:
             keep = keep.to(x.device)
         if return_attention:
@@ -237,7 +233,7 @@ class LanguageModel(nn.Module):
         check_id_range("prompt", prompt, self.vocab_size)
         check_same_device("prompt", prompt, self.embed.weight.device)
         steps = check_positive_int("max_new_tokens", max_new_tokens)
-        options = check_sampling(temperature, top_k, top_p)
+        options = check_sampling(temperature, top_k, top_p, self.head.weight.dtype)
         for name, value in (("eos_id", eos_id), ("pad_id", pad_id)):
             if value is not None and not 0 <= check_int(name, value) < self.vocab_size:
                 raise ValueError(f"{name} must be an id in [0, {self.vocab_size}), got {value}")

@@ -295,9 +295,15 @@ class Transformer(nn.Module):
 
         Returns:
             ``(B, T)`` generated ids without the leading ``bos_id``, ``T <= max_len``.
-            See :func:`transformer_course.generation.greedy_decode`.
+            See :func:`transformer_course.generation.greedy_decode`. The model decodes in
+            eval mode (no dropout), then returns to the mode it was in.
         """
-        return greedy_decode(self, src, bos_id=bos_id, eos_id=eos_id, max_len=max_len)
+        was_training = self.training
+        self.eval()
+        try:
+            return greedy_decode(self, src, bos_id=bos_id, eos_id=eos_id, max_len=max_len)
+        finally:
+            self.train(was_training)
 
     def beam_search(
         self, src: torch.Tensor, *, bos_id: int, eos_id: int | None = None,
@@ -307,10 +313,16 @@ class Transformer(nn.Module):
 
         See :func:`transformer_course.generation.beam_search`; ``beam_size=1`` is
         :meth:`greedy_decode`, and ``eos_id=None`` generates exactly ``max_len`` tokens.
-        Returns ``(B, T)`` ids in the same format.
+        Returns ``(B, T)`` ids in the same format. The model decodes in eval mode (no
+        dropout), then returns to the mode it was in.
         """
-        return beam_search(self, src, bos_id=bos_id, eos_id=eos_id, beam_size=beam_size,
-                           max_len=max_len, length_penalty=length_penalty)
+        was_training = self.training
+        self.eval()
+        try:
+            return beam_search(self, src, bos_id=bos_id, eos_id=eos_id, beam_size=beam_size,
+                               max_len=max_len, length_penalty=length_penalty)
+        finally:
+            self.train(was_training)
 
 
 def _check_model_sizes(d_model: object, num_heads: object, num_layers: object, d_ff: object,

@@ -64,6 +64,32 @@ def test_cache_errors_name_what_they_saw():
         enc(x, cache=tc.KVCache(3))
     with pytest.raises(TypeError, match="cache must be a KVCache"):
         enc(x, cache=tc.LayerCache())
+    with pytest.raises(ValueError, match=r"keys must be \(B, H, L_new, d_head\) with the "
+                                         r"cache's B, H and d_head \(2, 4\) and 4"):
+        cache.update(torch.randn(1, 4, 1, 4), torch.randn(1, 4, 1, 4))  # would broadcast
+
+
+def test_a_language_model_checks_its_cache_as_a_stack_does():
+    """A cache filled by two sequences cannot continue one (it once broadcast the new key
+    into both rows and returned two rows of logits), and a cache of another depth or
+    another model is refused by name."""
+    lm = tc.LanguageModel(50, d_model=32, num_heads=4, num_layers=2, d_ff=64, max_len=40).eval()
+    ids = torch.randint(1, 50, (2, 5), generator=torch.Generator().manual_seed(3))
+    cache = lm.new_cache()
+    lm(ids, cache=cache)
+    with pytest.raises(ValueError, match=r"cache.keys must be \(B, H, L_past, d_head\) = "
+                                         r"\(1, 4, 5, 8\)"):
+        lm(ids[:1, :1], cache=cache)
+    for layers in (1, 3):
+        with pytest.raises(ValueError, match=rf"cache has {layers} layers?, the stack 2"):
+            lm(ids, cache=tc.KVCache(layers))
+    other = tc.LanguageModel(50, d_model=16, num_heads=4, num_layers=2, d_ff=64).eval()
+    foreign = other.new_cache()
+    other(ids, cache=foreign)
+    with pytest.raises(ValueError, match=r"cache.keys must be .* got \(2, 4, 5, 4\)"):
+        lm(ids[:, :1], cache=foreign)
+    with pytest.raises(TypeError, match="cache must be a KVCache, got dict"):
+        lm(ids, cache={})
 
 
 @pytest.fixture(scope="module")
@@ -292,6 +318,32 @@ def test_top_p_keeps_the_smallest_nucleus():
                        tc.hard_argmax(logits))
 
 
+def test_top_p_of_one_keeps_every_token_even_those_float32_rounds_away():
+    logits = torch.tensor([[0.0, -18.5, -19.0]])  # probabilities 1 - 1.5e-8, 9e-9, 6e-9
+    assert torch.softmax(logits, -1).cumsum(-1)[0, 0] == 1.0  # a cut at 1 would drop two
+    assert torch.equal(generation.top_p_logits(logits, 1.0), logits)
+    assert int((generation.next_token_probabilities(logits, top_p=1.0) > 0).sum()) == 3
+
+
+def test_logits_that_leave_nothing_to_draw_are_refused():
+    for logits, message in ((torch.tensor([[0.0, float("nan")]]), "no NaN nor \\+inf"),
+                            (torch.tensor([[0.0, float("inf")]]), "no NaN nor \\+inf"),
+                            (torch.tensor([[0.0, 1.0], [float("-inf")] * 2]),
+                             "a row of -inf leaves no token")):
+        with pytest.raises(ValueError, match=message):
+            generation.sample_next(logits)
+        with pytest.raises(ValueError, match=message):
+            generation.next_token_probabilities(logits)
+    masked = torch.tensor([[0.0, float("-inf")]])  # -inf for some tokens: a masked token
+    assert generation.sample_next(masked).tolist() == [0]
+    with pytest.raises(ValueError, match=r"temperature=1e-40 .* overflows torch.float32"):
+        generation.sample_next(torch.zeros(1, 3), temperature=1e-40)
+    with pytest.raises(ValueError, match=r"overflows torch.float16: use temperature=0"):
+        generation.next_token_probabilities(torch.zeros(1, 3, dtype=torch.float16),
+                                            temperature=1e-5)
+    assert generation.next_token_probabilities(torch.zeros(1, 3), temperature=1e-5).sum() == 1
+
+
 def test_top_p_sampling_draws_only_from_the_nucleus():
     logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]])).expand(20000, 4)
     ids = generation.sample_next(logits, top_p=0.8, generator=torch.Generator().manual_seed(0))
@@ -353,6 +405,22 @@ def test_decoding_without_an_end_symbol_writes_exactly_max_len_tokens(seq2seq):
         gain = (generation.log_probability(seq2seq, src, wide, bos_id=1)
                 - generation.log_probability(seq2seq, src, greedy, bos_id=1))
     assert torch.all(gain > -1e-5), gain  # a wider beam never finds a less likely sequence
+
+
+def test_a_transformer_decodes_in_eval_mode_and_keeps_its_own_mode():
+    """A freshly built Transformer is in training mode, with dropout: its decoding methods
+    switch dropout off while they decode, as LanguageModel.generate does."""
+    torch.manual_seed(7)
+    t = tc.Transformer(12, 12, d_model=32, num_heads=4, num_layers=2, d_ff=64)
+    src = torch.randint(3, 12, (8, 6), generator=torch.Generator().manual_seed(8))
+    for decode in (lambda: t.greedy_decode(src, bos_id=1, eos_id=2, max_len=10),
+                   lambda: t.beam_search(src, bos_id=1, eos_id=2, beam_size=4, max_len=10)):
+        runs = [decode() for _ in range(3)]
+        assert all(torch.equal(run, runs[0]) for run in runs), "dropout changed the decoding"
+        assert t.training
+        t.eval()
+        assert torch.equal(decode(), runs[0]) and not t.training
+        t.train()
 
 
 def test_decoding_errors_name_the_argument(seq2seq):
