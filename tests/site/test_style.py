@@ -280,11 +280,16 @@ def check_vector(lang: str, passage: Passage) -> Iterator[Finding]:
         return
     math_tuple = re.compile(rf"(?:\\left)?\(\s*{MATH_NUM}(?:\s*(?:,|;|\\,;)(?:\s|\\[,;:!]|\\ |~)*"
                             rf"{MATH_NUM})+\s*(?:\\right)?\)")
+    spaced = wanted.startswith("\u202f")  # French: a space before the semicolon
     for tex, at in _maths(passage.raw, lang):
         for match in math_tuple.finditer(tex):
             if re.search(r"\d\s*,(?!\})", match.group().replace("{,}", "")):
                 yield Finding(passage.where(at), f"{lang}.vector", match.group(),
                               f"${tex.strip()}$", "separate the coordinates with ;")
+        # maths drops the spaces it is given: (2 ; 0) is drawn (2; 0) unless written (2\ ;\ 0)
+        for match in re.finditer(r"(?<=[\d}])[ ]*;", tex) if spaced else ():
+            yield Finding(passage.where(at), f"{lang}.vector", match.group(),
+                          f"${tex.strip()}$", r"write \ ;\  in maths, which drops spaces")
 
 
 @source_check("singular-below-two")
@@ -554,8 +559,8 @@ EXAMPLES = {
     ("en", "percent"): ("It keeps 15 % of them.", "It keeps 15% of them, then 80.5%."),
     ("fr", "minus"): ("Les scores valent 6, 5, 2 et -3.", "Les scores valent 6, 5, 2 et −3."),
     ("en", "minus"): ("The scores are 6, 5, 2 and -3.", "The scores are 6, 5, 2 and −3."),
-    ("fr", "vector"): ("Le vecteur (2, 0) et $\\boldsymbol{x} = (3, 0)$.",
-                       "Le vecteur (2 ; 0), de forme (2, 8), et $(0{,}2 ; 0{,}5)$."),
+    ("fr", "vector"): ("Le vecteur (2, 0) et $\\boldsymbol{x} = (3, 0)$, puis $(1 ; 2)$.",
+                       "Le vecteur (2 ; 0), de forme (2, 8), et $(0{,}2\\ ;\\ 0{,}5)$."),
     ("it", "vector"): ("Il vettore (2, 0) e (1 ; 2).", "Il vettore (2; 0), di forma (2, 8)."),
     ("fr", "singular-below-two"): ("On garde 0 réponses et 1 jetons sur les réponses.",
                                    "On garde 0 réponse, 1 jeton, 2 jetons, 1 000 jetons, "
@@ -612,6 +617,9 @@ def test_the_checks_see_maths_in_braces_and_quotations_across_lines():
     assert [f.found for f in check_thousands("fr", maths)] == ["10000"]
     fixed = Passage("book/fr/x.ipynb", "prose", "L'angle $\\frac{p}{10\\,000^{2i/d}}$.", 1)
     assert not list(check_thousands("fr", fixed))
+    vector = Passage("book/fr/x.ipynb", "quiz", "Les scores $(6 ; 5; -3)$.", 1)
+    assert [f.found for f in check_vector("fr", vector)] == [" ;", ";"]
+    assert not list(check_vector("it", Passage("book/it/x.ipynb", "quiz", "$(6; 5)$.", 1)))
     wrapped = Passage("book/fr/x.ipynb", "prose", "Il lit *the cat ate\nthe soup* ici.", 1)
     assert len(list(check_english_quotation("fr", wrapped))) == 1
     paragraphs = Passage("book/fr/x.ipynb", "prose", "Un *masque\n\nthe cat* ici.", 1)
