@@ -28,6 +28,7 @@ from ._checks import (
     check_probability,
     check_scores,
     check_tensor,
+    has_data,
     recorded,
     shape_of,
 )
@@ -58,8 +59,17 @@ def soft_argmax(scores: torch.Tensor, beta: float = 1.0, dim: int = -1) -> torch
 
     Returns:
         A tensor of the same shape whose slices along ``dim`` are probability vectors.
+
+    Raises:
+        ValueError: for a ``beta`` the dtype cannot hold, and, unless autograd records the
+            call, for NaN or ``+inf`` scores, which have no probabilities (``-inf``, a score
+            masked out, gets probability 0).
     """
     check_tensor("scores", scores, min_dim=1, floating=True)
+    if has_data(scores) and not recorded(scores) and bool(
+            (torch.isnan(scores) | (scores == float("inf"))).any()):
+        raise ValueError(f"scores must hold no NaN nor +inf, got {shape_of(scores)} scores "
+                         "with some")
     beta = check_beta(beta, scores.dtype)
     return _soft_argmax(scores, beta, check_dim("dim", dim, scores.dim()))
 

@@ -28,6 +28,17 @@ def test_soft_argmax_beta_zero_is_uniform():
     torch.testing.assert_close(out, torch.full((2, 5), 0.2))
 
 
+def test_soft_argmax_refuses_scores_without_probabilities():
+    """NaN and +inf scores once came back as rows of NaN; -inf is a masked score."""
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match=r"scores must hold no NaN nor \+inf, got \(1, 3\)"):
+            tc.soft_argmax(torch.tensor([[0.0, bad, 1.0]]))
+    masked = tc.soft_argmax(torch.tensor([[0.0, float("-inf"), 0.0]]))
+    torch.testing.assert_close(masked, torch.tensor([[0.5, 0.0, 0.5]]))
+    recorded = torch.tensor([[0.0, float("inf")]], requires_grad=True)
+    assert torch.isnan(tc.soft_argmax(recorded)).all()  # training reads nothing back on the host
+
+
 def test_hard_argmax_one_hot_and_ties_to_lowest_index():
     s = torch.tensor([[0.1, 2.0, -1.0], [3.0, 3.0, 1.0], [1.0, 1.0, 1.0]])
     expected = torch.tensor([[0.0, 1, 0], [1, 0, 0], [1, 0, 0]])
