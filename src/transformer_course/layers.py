@@ -214,8 +214,9 @@ class MultiHeadAttention(nn.Module):
     Args:
         d_model: width of the queries and of the output.
         num_heads: number of heads h; must divide ``d_model``.
-        kdim: width of the keys (default ``d_model``), for cross-attention.
-        vdim: width of the values (default ``d_model``).
+        kdim: width of the ``key`` input, the vectors the keys are computed from (default
+            ``d_model``), for cross-attention.
+        vdim: width of the ``value`` input (default ``d_model``).
         bias: whether the four projections have a bias.
         dropout: dropout on the attention weights during training.
 
